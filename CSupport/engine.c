@@ -1,0 +1,42 @@
+/*
+ * Engine lifecycle: configuration, unwinder, buffer and handler set up once;
+ * stop disarms every timer and leaves the handler inert.
+ */
+#define _GNU_SOURCE
+#include "engine_internal.h"
+
+#include <signal.h>
+
+ss_config ss_active_config;
+static _Atomic int running;
+static int initialised;
+
+int ss_engine_init(const ss_config *config) {
+    if (atomic_load(&running)) return SS_ERR_ALREADY_RUNNING;
+    if (!config || config->period_ns == 0 || config->max_depth == 0 || config->max_depth > 65535 ||
+        config->buffer_slots == 0)
+        return SS_ERR_BAD_CONFIG;
+    if (initialised && (config->max_depth != ss_active_config.max_depth ||
+                        config->buffer_slots != ss_active_config.buffer_slots))
+        return SS_ERR_BAD_CONFIG; /* the buffer is reserved once per process */
+    int status = ss_unwind_load();
+    if (status != SS_OK) return status;
+    if (!initialised) {
+        status = ss_buffer_create(config->buffer_slots, config->max_depth);
+        if (status != SS_OK) return status;
+    }
+    ss_active_config = *config;
+    status = ss_handler_install(config->mode == SS_MODE_CPU ? SIGPROF : SIGALRM);
+    if (status != SS_OK) return status;
+    initialised = 1;
+    atomic_store(&running, 1);
+    return SS_OK;
+}
+
+void ss_engine_stop(void) {
+    if (!atomic_exchange(&running, 0)) return;
+    ss_registry_stop_all();
+    ss_handler_deactivate();
+}
+
+int ss_engine_running(void) { return atomic_load(&running); }

@@ -1,0 +1,40 @@
+/* Shared between the engine's files; not part of the public header. */
+#ifndef STACKSAMPLER_ENGINE_INTERNAL_H
+#define STACKSAMPLER_ENGINE_INTERNAL_H
+
+#include "stacksampler_engine.h"
+#include <signal.h>
+#include <stdatomic.h>
+
+/* Thread-local state lives in the initial-exec model: the default model may
+ * call into the loader (and allocate) on first touch, inside the handler. */
+#define SS_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* Frames the unwinder reports above the interrupted PC (handler, trampoline):
+ * room reserved in each slot so that they can be cut off in place. */
+#define SS_SKIP_HEADROOM 8
+
+extern ss_config ss_active_config;
+
+/* sample_buffer.c */
+int ss_buffer_create(uint32_t slots, uint32_t max_frames);
+ss_sample *ss_buffer_claim(void);   /* signal-safe; NULL when full (counted) */
+void ss_buffer_publish(ss_sample *sample);
+
+/* unwind.c */
+int ss_unwind_load(void);
+int ss_unwind_backtrace(void **frames, int capacity); /* signal-safe once warmed */
+
+/* thread_registry.c */
+int ss_registry_create_timer(int32_t tid, int signo, void **timer_out);
+void ss_registry_delete_timer(void *timer);
+void ss_registry_stop_all(void);
+
+/* handler.c */
+extern SS_TLS int ss_tls_unwind_ready;
+extern SS_TLS int ss_tls_excluded;
+int ss_handler_install(int preferred_signo);
+void ss_handler_deactivate(void);
+extern const char ss_timer_cookie[1];
+
+#endif

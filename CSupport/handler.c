@@ -1,0 +1,144 @@
+/*
+ * The signal handler and its installation. The handler runs on whatever the
+ * thread was doing (malloc, the loader, libunwind itself): it only reads the
+ * clock, unwinds a warmed thread with libunwind's cached fast path, and writes
+ * into a preallocated slot. No allocation, no locks, errno preserved.
+ */
+#define _GNU_SOURCE
+#include "engine_internal.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+SS_TLS int ss_tls_unwind_ready;
+SS_TLS int ss_tls_excluded;
+static SS_TLS int32_t tls_tid;
+
+static _Atomic int handler_active;
+static _Atomic uint64_t foreign_signals;
+static pid_t own_pid;
+static int installed_signo;
+static int signo_substituted;
+
+/* Address whose identity marks the engine's own timers (sigev_value). */
+const char ss_timer_cookie[1];
+
+uint64_t ss_now_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+int32_t ss_current_tid(void) {
+    if (!tls_tid) tls_tid = (int32_t)syscall(SYS_gettid);
+    return tls_tid;
+}
+
+static int is_own_signal(const siginfo_t *info) {
+    if (ss_active_config.mode == SS_MODE_CPU)
+        return info->si_code == SI_TIMER && info->si_value.sival_ptr == (void *)ss_timer_cookie;
+    return info->si_code == SI_TKILL && info->si_pid == own_pid;
+}
+
+static void record_sample(const ucontext_t *context) {
+    ss_sample *sample = ss_buffer_claim();
+    if (!sample) return;
+    sample->time_ns = ss_now_ns();
+    sample->tid = ss_current_tid();
+    sample->flags = 0;
+    uintptr_t pc = (uintptr_t)context->uc_mcontext.gregs[REG_RIP];
+    uint32_t max_depth = ss_active_config.max_depth;
+    int found = -1, count = 0;
+    int capacity = (int)max_depth + SS_SKIP_HEADROOM + 1;
+    if (ss_tls_unwind_ready) {
+        count = ss_unwind_backtrace((void **)sample->frames, capacity);
+        for (int i = 0; i < count && i < SS_SKIP_HEADROOM; i++) {
+            if (sample->frames[i] == pc) { found = i; break; }
+        }
+    }
+    if (found < 0) {
+        sample->frames[0] = pc;
+        sample->depth = 1;
+        sample->flags = ss_tls_unwind_ready ? SS_SAMPLE_UNWIND_FAILED : SS_SAMPLE_LEAF_ONLY;
+    } else {
+        uint32_t depth = (uint32_t)(count - found);
+        if (count == capacity && depth > max_depth) {
+            depth = max_depth;
+            sample->flags |= SS_SAMPLE_TRUNCATED;
+        }
+        memmove(sample->frames, sample->frames + found, depth * sizeof(uintptr_t));
+        sample->depth = (uint16_t)depth;
+    }
+    ss_buffer_publish(sample);
+}
+
+static void on_sample_signal(int signo, siginfo_t *info, void *context) {
+    (void)signo;
+    int saved_errno = errno;
+    if (atomic_load_explicit(&handler_active, memory_order_relaxed) && !ss_tls_excluded && is_own_signal(info))
+        record_sample(context);
+    else
+        atomic_fetch_add_explicit(&foreign_signals, 1, memory_order_relaxed);
+    errno = saved_errno;
+}
+
+/* A signal is free when nothing in the program handles it. */
+static int signal_is_free(int signo) {
+    struct sigaction current;
+    if (sigaction(signo, NULL, &current) != 0) return 0;
+    if (current.sa_flags & SA_SIGINFO) return current.sa_sigaction == on_sample_signal;
+    return current.sa_handler == SIG_DFL || current.sa_handler == SIG_IGN;
+}
+
+static int choose_signal(int preferred) {
+    if (signal_is_free(preferred)) return preferred;
+    for (int signo = SIGRTMIN + 4; signo <= SIGRTMAX - 4; signo++) {
+        if (signal_is_free(signo)) return signo;
+    }
+    return -1;
+}
+
+int ss_handler_install(int preferred_signo) {
+    int signo = choose_signal(preferred_signo);
+    if (signo < 0) return SS_ERR_NO_SIGNAL;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = on_sample_signal;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaddset(&action.sa_mask, signo);
+    if (sigaction(signo, &action, NULL) != 0) return SS_ERR_NO_SIGNAL;
+    own_pid = getpid();
+    installed_signo = signo;
+    signo_substituted = signo != preferred_signo;
+    atomic_store(&handler_active, 1);
+    return SS_OK;
+}
+
+/* The handler is left installed but inert: a signal still pending when
+ * sampling stops must not meet the default action (which would kill). */
+void ss_handler_deactivate(void) {
+    atomic_store(&handler_active, 0);
+}
+
+int ss_engine_signal(void) { return installed_signo; }
+int ss_engine_signal_substituted(void) { return signo_substituted; }
+uint64_t ss_engine_foreign_signals(void) { return atomic_load(&foreign_signals); }
+
+void ss_thread_exclude_current(void) { ss_tls_excluded = 1; }
+
+void ss_thread_prepare_current(void) {
+    void *frames[8];
+    ss_current_tid();
+    ss_unwind_backtrace(frames, 8);
+    ss_tls_unwind_ready = 1;
+}
+
+int ss_signal_thread(int32_t tid) {
+    if (syscall(SYS_tgkill, own_pid, tid, installed_signo) != 0) return -errno;
+    return 0;
+}

@@ -1,0 +1,123 @@
+/*
+ * StackSampler engine: the only interface between the C core and its callers.
+ *
+ * The engine installs the signal handler, arms per-thread timers, unwinds in
+ * signal context and writes fixed-size raw samples into memory reserved by
+ * ss_engine_init(). Everything else (policy, aggregation, names) lives in
+ * the caller, which drains samples with ss_buffer_peek()/ss_buffer_advance().
+ */
+#ifndef STACKSAMPLER_ENGINE_H
+#define STACKSAMPLER_ENGINE_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** How samples are triggered. */
+typedef enum {
+    SS_MODE_CPU = 0,  /**< per-thread CPU-time timers, signal on CPU use */
+    SS_MODE_WALL = 1, /**< caller sends ss_signal_thread() on a wall-clock schedule */
+} ss_mode;
+
+/** Sample flags. */
+enum {
+    SS_SAMPLE_TRUNCATED = 1u << 0,   /**< deeper than the configured maximum depth */
+    SS_SAMPLE_LEAF_ONLY = 1u << 1,   /**< unwinder not usable on this thread: only the interrupted PC */
+    SS_SAMPLE_UNWIND_FAILED = 1u << 2, /**< unwinder gave no frame above the signal frame */
+};
+
+/** One raw sample as stored in the buffer. Frames are leaf first. */
+typedef struct {
+    uint64_t time_ns;   /**< CLOCK_MONOTONIC at the signal */
+    int32_t tid;        /**< thread that was interrupted */
+    uint16_t depth;     /**< number of valid entries in frames */
+    uint16_t flags;     /**< SS_SAMPLE_* */
+    uintptr_t frames[]; /**< frames[0] is the interrupted PC, then return addresses */
+} ss_sample;
+
+/** Engine configuration, fixed between ss_engine_init() and process exit. */
+typedef struct {
+    ss_mode mode;
+    uint64_t period_ns;   /**< sampling period */
+    uint32_t max_depth;   /**< frames kept per sample (deeper stacks are truncated) */
+    uint32_t buffer_slots;/**< samples the buffer holds before dropping */
+} ss_config;
+
+/** Engine error codes (negative) and success (0). */
+enum {
+    SS_OK = 0,
+    SS_ERR_ALREADY_RUNNING = -1,
+    SS_ERR_NO_UNWINDER = -2,   /**< libunwind.so.8 could not be loaded */
+    SS_ERR_NO_SIGNAL = -3,     /**< no free signal for this mode */
+    SS_ERR_NO_MEMORY = -4,
+    SS_ERR_BAD_CONFIG = -5,
+    SS_ERR_NOT_RUNNING = -6,
+};
+
+/** Prepares the engine: loads the unwinder privately, reserves the buffer,
+ *  picks and installs the signal handler. Does not arm any timer. */
+int ss_engine_init(const ss_config *config);
+
+/** Stops sampling: disarms all timers; the handler stays installed but inert.
+ *  Samples already in the buffer can still be drained. */
+void ss_engine_stop(void);
+
+/** Nonzero between ss_engine_init() and ss_engine_stop(). */
+int ss_engine_running(void);
+
+/** The signal number in use, and whether it is the mode's usual one
+ *  (SIGPROF for cpu, SIGALRM for wall) or a substitute because the program
+ *  had a handler on the usual one. */
+int ss_engine_signal(void);
+int ss_engine_signal_substituted(void);
+
+/** Warms the unwinder on the calling thread (allocates its caches outside
+ *  signal context) and marks the thread as safe to unwind in the handler.
+ *  Threads never warmed are sampled with their leaf frame only. */
+void ss_thread_prepare_current(void);
+
+/** Starts sampling thread `tid`: in cpu mode creates and arms its timer.
+ *  `replace` discards an earlier registration of the same tid (tid reuse).
+ *  Returns 0, or a negative errno. */
+int ss_thread_attach(int32_t tid, int replace);
+
+/** Stops sampling thread `tid` and deletes its timer. */
+void ss_thread_detach(int32_t tid);
+
+/** Number of threads currently attached; fills up to `capacity` tids. */
+size_t ss_thread_list(int32_t *tids, size_t capacity);
+
+/** Excludes the calling thread from sampling (the sampler thread itself). */
+void ss_thread_exclude_current(void);
+
+/** CPU time consumed by thread `tid` of this process, in ns; -1 if gone. */
+int64_t ss_thread_cpu_time_ns(int32_t tid);
+
+/** Wall mode: signals thread `tid` to take a sample. Returns 0 or -errno. */
+int ss_signal_thread(int32_t tid);
+
+/** Next sample ready for reading, or NULL. Single reader only. */
+const ss_sample *ss_buffer_peek(void);
+
+/** Releases the sample returned by the last ss_buffer_peek(). */
+void ss_buffer_advance(void);
+
+/** Samples dropped because the buffer was full. */
+uint64_t ss_buffer_dropped(void);
+
+/** Signals that arrived on a thread not attached (counted, not recorded). */
+uint64_t ss_engine_foreign_signals(void);
+
+/** CLOCK_MONOTONIC now, in ns (same clock as sample times). */
+uint64_t ss_now_ns(void);
+
+/** Kernel thread id of the calling thread. */
+int32_t ss_current_tid(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

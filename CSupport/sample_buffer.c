@@ -1,0 +1,89 @@
+/*
+ * Lock-free bounded buffer of fixed-size sample slots: many writers (signal
+ * handlers on any thread), one reader (the sampler thread). Each slot carries
+ * a sequence number (Vyukov's bounded queue): a writer may take slot `pos`
+ * only when its sequence equals `pos`; the reader may take it when the
+ * sequence is `pos + 1`. A full buffer drops the sample and counts it: the
+ * handler never waits for the reader.
+ */
+#define _GNU_SOURCE
+#include "engine_internal.h"
+
+#include <sys/mman.h>
+
+typedef struct {
+    _Atomic uint64_t sequence;
+    uint64_t pad;
+    ss_sample sample; /* followed by the frames */
+} slot_header;
+
+static unsigned char *slots_base;
+static size_t slot_bytes;
+static uint64_t slot_count;
+static _Atomic uint64_t write_position;
+static uint64_t read_position;
+static _Atomic uint64_t dropped;
+
+static slot_header *slot_at(uint64_t position) {
+    return (slot_header *)(slots_base + (position % slot_count) * slot_bytes);
+}
+
+int ss_buffer_create(uint32_t slots, uint32_t max_frames) {
+    if (slots == 0 || max_frames == 0) return SS_ERR_BAD_CONFIG;
+    size_t bytes = sizeof(slot_header) + sizeof(uintptr_t) * ((size_t)max_frames + SS_SKIP_HEADROOM + 1);
+    bytes = (bytes + 63) & ~(size_t)63;
+    void *memory = mmap(NULL, bytes * slots, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED) return SS_ERR_NO_MEMORY;
+    slots_base = memory;
+    slot_bytes = bytes;
+    slot_count = slots;
+    for (uint64_t i = 0; i < slot_count; i++) atomic_store_explicit(&slot_at(i)->sequence, i, memory_order_relaxed);
+    atomic_store(&write_position, 0);
+    read_position = 0;
+    return SS_OK;
+}
+
+ss_sample *ss_buffer_claim(void) {
+    uint64_t position = atomic_load_explicit(&write_position, memory_order_relaxed);
+    for (;;) {
+        slot_header *slot = slot_at(position);
+        uint64_t sequence = atomic_load_explicit(&slot->sequence, memory_order_acquire);
+        if (sequence == position) {
+            if (atomic_compare_exchange_weak_explicit(&write_position, &position, position + 1,
+                                                      memory_order_relaxed, memory_order_relaxed))
+                return &slot->sample;
+        } else if (sequence < position) {
+            atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+            return NULL;
+        } else {
+            position = atomic_load_explicit(&write_position, memory_order_relaxed);
+        }
+    }
+}
+
+static slot_header *header_of(ss_sample *sample) {
+    return (slot_header *)((unsigned char *)sample - offsetof(slot_header, sample));
+}
+
+void ss_buffer_publish(ss_sample *sample) {
+    slot_header *slot = header_of(sample);
+    uint64_t position = atomic_load_explicit(&slot->sequence, memory_order_relaxed);
+    atomic_store_explicit(&slot->sequence, position + 1, memory_order_release);
+}
+
+const ss_sample *ss_buffer_peek(void) {
+    if (!slots_base) return NULL;
+    slot_header *slot = slot_at(read_position);
+    uint64_t sequence = atomic_load_explicit(&slot->sequence, memory_order_acquire);
+    return sequence == read_position + 1 ? &slot->sample : NULL;
+}
+
+void ss_buffer_advance(void) {
+    slot_header *slot = slot_at(read_position);
+    atomic_store_explicit(&slot->sequence, read_position + slot_count, memory_order_release);
+    read_position++;
+}
+
+uint64_t ss_buffer_dropped(void) {
+    return atomic_load_explicit(&dropped, memory_order_relaxed);
+}

@@ -1,0 +1,52 @@
+/*
+ * pthread_create interposition: a new thread is warmed (unwinder caches
+ * allocated outside signal context) and attached, with its timer armed,
+ * before it runs a line of user code. In the preload library this definition
+ * comes ahead of libc's; in a program linking the library it does as well.
+ */
+#define _GNU_SOURCE
+#include "engine_internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+typedef struct {
+    void *(*start)(void *);
+    void *argument;
+} thread_start;
+
+static pthread_create_fn real_pthread_create(void) {
+    static _Atomic(pthread_create_fn) real;
+    pthread_create_fn found = atomic_load(&real);
+    if (!found) {
+        found = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+        atomic_store(&real, found);
+    }
+    return found;
+}
+
+static void *start_sampled_thread(void *opaque) {
+    thread_start start = *(thread_start *)opaque;
+    free(opaque);
+    if (ss_engine_running()) {
+        ss_thread_prepare_current();
+        ss_thread_attach(ss_current_tid(), 1);
+    }
+    return start.start(start.argument);
+}
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*start)(void *), void *argument) {
+    pthread_create_fn create = real_pthread_create();
+    if (!create) return EAGAIN;
+    if (!ss_engine_running()) return create(thread, attributes, start, argument);
+    thread_start *wrapped = malloc(sizeof *wrapped);
+    if (!wrapped) return create(thread, attributes, start, argument);
+    *wrapped = (thread_start){start, argument};
+    int status = create(thread, attributes, start_sampled_thread, wrapped);
+    if (status != 0) free(wrapped);
+    return status;
+}

@@ -1,0 +1,114 @@
+/*
+ * Attached threads and, in cpu mode, their timers. One POSIX timer per
+ * thread on that thread's CPU-time clock, created with the raw syscall so the
+ * sampler can arm it for another thread: clock ((~tid) << 3) | 6, delivery
+ * SIGEV_THREAD_ID to that tid. Never touched in signal context, so a mutex
+ * guards it. Timers are deleted on detach: the kernel's per-process count of
+ * timers is limited.
+ */
+#define _GNU_SOURCE
+#include "engine_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+typedef struct {
+    int32_t tid;
+    int timer_id; /* kernel timer id, -1 when none (wall mode) */
+} attached_thread;
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static attached_thread *threads;
+static size_t thread_count, thread_capacity;
+
+static clockid_t thread_cpu_clock(int32_t tid) {
+    return (clockid_t)(((unsigned int)~tid << 3) | 6);
+}
+
+int64_t ss_thread_cpu_time_ns(int32_t tid) {
+    struct timespec spent;
+    if (clock_gettime(thread_cpu_clock(tid), &spent) != 0) return -1;
+    return (int64_t)spent.tv_sec * 1000000000 + spent.tv_nsec;
+}
+
+static int create_cpu_timer(int32_t tid, int *timer_id) {
+    struct sigevent event;
+    memset(&event, 0, sizeof event);
+    event.sigev_notify = SIGEV_THREAD_ID;
+    event.sigev_signo = ss_engine_signal();
+    event.sigev_value.sival_ptr = (void *)ss_timer_cookie;
+    event._sigev_un._tid = tid;
+    int id;
+    if (syscall(SYS_timer_create, thread_cpu_clock(tid), &event, &id) != 0) return -errno;
+    uint64_t period = ss_active_config.period_ns;
+    struct itimerspec spec = {
+        .it_interval = {(time_t)(period / 1000000000u), (long)(period % 1000000000u)},
+        .it_value = {(time_t)(period / 1000000000u), (long)(period % 1000000000u)},
+    };
+    if (syscall(SYS_timer_settime, id, 0, &spec, NULL) != 0) {
+        int error = errno;
+        syscall(SYS_timer_delete, id);
+        return -error;
+    }
+    *timer_id = id;
+    return 0;
+}
+
+static void release(attached_thread *thread) {
+    if (thread->timer_id >= 0) syscall(SYS_timer_delete, thread->timer_id);
+    *thread = threads[--thread_count];
+}
+
+static attached_thread *find(int32_t tid) {
+    for (size_t i = 0; i < thread_count; i++)
+        if (threads[i].tid == tid) return &threads[i];
+    return NULL;
+}
+
+int ss_thread_attach(int32_t tid, int replace) {
+    if (!ss_engine_running()) return -ESRCH;
+    int result = 0;
+    pthread_mutex_lock(&registry_lock);
+    attached_thread *existing = find(tid);
+    if (existing && replace) { release(existing); existing = NULL; }
+    if (!existing) {
+        if (thread_count == thread_capacity) {
+            size_t capacity = thread_capacity ? thread_capacity * 2 : 64;
+            attached_thread *grown = realloc(threads, capacity * sizeof *grown);
+            if (!grown) { pthread_mutex_unlock(&registry_lock); return -ENOMEM; }
+            threads = grown;
+            thread_capacity = capacity;
+        }
+        int timer_id = -1;
+        if (ss_active_config.mode == SS_MODE_CPU) result = create_cpu_timer(tid, &timer_id);
+        if (result == 0) threads[thread_count++] = (attached_thread){tid, timer_id};
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return result;
+}
+
+void ss_thread_detach(int32_t tid) {
+    pthread_mutex_lock(&registry_lock);
+    attached_thread *thread = find(tid);
+    if (thread) release(thread);
+    pthread_mutex_unlock(&registry_lock);
+}
+
+size_t ss_thread_list(int32_t *tids, size_t capacity) {
+    pthread_mutex_lock(&registry_lock);
+    size_t count = thread_count;
+    for (size_t i = 0; i < count && i < capacity; i++) tids[i] = threads[i].tid;
+    pthread_mutex_unlock(&registry_lock);
+    return count;
+}
+
+void ss_registry_stop_all(void) {
+    pthread_mutex_lock(&registry_lock);
+    while (thread_count > 0) release(&threads[0]);
+    pthread_mutex_unlock(&registry_lock);
+}

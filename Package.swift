@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Warnings on and C11 for the C engine; the engine builds clean under these.
+let engineCFlags: [CSetting] = [.unsafeFlags(["-std=c11", "-Wall", "-Wextra", "-fno-omit-frame-pointer"])]
+
+let package = Package(
+    name: "StackSampler",
+    products: [
+        .library(name: "StackSampler", targets: ["StackSampler"]),
+        .library(name: "StackSamplerPreload", type: .dynamic, targets: ["StackSamplerPreload"]),
+        .executable(name: "stacksampler", targets: ["stacksampler"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // The C engine: signal handler, timers, unwinding, sample buffer. Knows nothing of Swift.
+        .target(
+            name: "CSupport",
+            path: "CSupport",
+            cSettings: engineCFlags,
+            linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread"), .linkedLibrary("rt")]
+        ),
+        // libelf from Debian's libelf-dev, for the symbolizer.
+        .systemLibrary(name: "CElf", path: "Sources/CElf", providers: [.apt(["libelf-dev"])]),
+        // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation.
+        .target(name: "StackSampler", dependencies: ["CSupport", "CElf"]),
+        // The library constructor of the preload product (C, so it runs before main).
+        .target(name: "PreloadEntry", cSettings: engineCFlags),
+        .target(name: "StackSamplerPreload", dependencies: ["StackSampler", "PreloadEntry"]),
+        .executableTarget(
+            name: "stacksampler",
+            dependencies: ["StackSampler", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler"]),
+        .testTarget(name: "EndToEndTests", dependencies: []),
+    ]
+)

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages StackSampler needs, only those missing. Idempotent.
+set -euo pipefail
+
+required=(libunwind-dev libelf-dev zlib1g-dev gcc)
+missing=()
+for pkg in "${required[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+command -v swift >/dev/null || { echo "setup: swift not found on PATH (expected the Swift 6 toolchain)" >&2; exit 1; }

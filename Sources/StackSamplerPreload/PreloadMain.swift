@@ -1,0 +1,4 @@
+import StackSampler
+
+@_cdecl("stacksampler_preload_main")
+public func stacksamplerPreloadMain() {}
