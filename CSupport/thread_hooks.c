@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -48,5 +49,16 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*
     *wrapped = (thread_start){start, argument};
     int status = create(thread, attributes, start_sampled_thread, wrapped);
     if (status != 0) free(wrapped);
+    return status;
+}
+
+int ss_spawn_unsampled_thread(pthread_t *thread, void *(*start)(void *), void *argument) {
+    pthread_create_fn create = real_pthread_create();
+    if (!create) return EAGAIN;
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    int status = create(thread, NULL, start, argument);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
     return status;
 }

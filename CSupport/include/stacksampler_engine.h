@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <pthread.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,6 +22,9 @@ typedef enum {
     SS_MODE_CPU = 0,  /**< per-thread CPU-time timers, signal on CPU use */
     SS_MODE_WALL = 1, /**< caller sends ss_signal_thread() on a wall-clock schedule */
 } ss_mode;
+
+/** Frames of a sample (flexible array members do not reach Swift). */
+static inline const uintptr_t *ss_sample_frames(const void *sample);
 
 /** Sample flags. */
 enum {
@@ -37,6 +41,10 @@ typedef struct {
     uint16_t flags;     /**< SS_SAMPLE_* */
     uintptr_t frames[]; /**< frames[0] is the interrupted PC, then return addresses */
 } ss_sample;
+
+static inline const uintptr_t *ss_sample_frames(const void *sample) {
+    return ((const ss_sample *)sample)->frames;
+}
 
 /** Engine configuration, fixed between ss_engine_init() and process exit. */
 typedef struct {
@@ -89,6 +97,10 @@ void ss_thread_detach(int32_t tid);
 
 /** Number of threads currently attached; fills up to `capacity` tids. */
 size_t ss_thread_list(int32_t *tids, size_t capacity);
+
+/** Starts a thread that is never sampled: created with the real
+ *  pthread_create, all signals blocked. For the profiler's own thread. */
+int ss_spawn_unsampled_thread(pthread_t *thread, void *(*start)(void *), void *argument);
 
 /** Excludes the calling thread from sampling (the sampler thread itself). */
 void ss_thread_exclude_current(void);

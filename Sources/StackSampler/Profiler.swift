@@ -1,1 +1,56 @@
-// placeholder
+import CSupport
+import Synchronization
+
+/// The process-wide profiler: `start` samples every thread of this process, `stop` returns the profile.
+public enum Profiler {
+    private static let session = Mutex<SamplerThread?>(nil)
+
+    /// Starts sampling all threads every `period` of CPU time (`.cpu`) or wall-clock time (`.wall`).
+    public static func start(period: Duration = .milliseconds(10), mode: SamplingMode = .cpu) throws(ProfilerError) {
+        try start(ProfilerConfiguration(period: period, mode: mode))
+    }
+
+    /// Starts sampling with a full configuration. Throws `.alreadyRunning` if a session is running.
+    public static func start(_ configuration: ProfilerConfiguration) throws(ProfilerError) {
+        let configuration = try configuration.validated()
+        try session.withLock { (current: inout SamplerThread?) throws(ProfilerError) in
+            guard current == nil else { throw .alreadyRunning }
+            var engine = ss_config(mode: configuration.mode == .cpu ? SS_MODE_CPU : SS_MODE_WALL,
+                                   period_ns: configuration.periodNanoseconds,
+                                   max_depth: UInt32(configuration.maxDepth),
+                                   buffer_slots: UInt32(configuration.bufferSlots))
+            switch ss_engine_init(&engine) {
+            case Int32(SS_OK): break
+            case Int32(SS_ERR_ALREADY_RUNNING): throw .alreadyRunning
+            case Int32(SS_ERR_NO_UNWINDER): throw .unwinderUnavailable
+            case Int32(SS_ERR_NO_SIGNAL): throw .noFreeSignal(configuration.mode)
+            case Int32(SS_ERR_BAD_CONFIG): throw .invalidConfiguration("max depth and buffer size cannot change between sessions of one process")
+            default: throw .invalidConfiguration("the engine could not reserve its buffer")
+            }
+            ss_thread_prepare_current()
+            let sampler = SamplerThread(configuration: configuration)
+            do throws(ProfilerError) {
+                try sampler.start()
+            } catch {
+                ss_engine_stop()
+                throw error
+            }
+            current = sampler
+        }
+    }
+
+    /// Whether a session is running.
+    public static var isRunning: Bool { session.withLock { $0 != nil } }
+
+    /// Stops sampling and returns the symbolized profile. Throws `.notRunning` without a session.
+    public static func stop() throws(ProfilerError) -> Profile {
+        let sampler = try session.withLock { (current: inout SamplerThread?) throws(ProfilerError) -> SamplerThread in
+            guard let sampler = current else { throw .notRunning }
+            current = nil
+            return sampler
+        }
+        let end = ss_now_ns()
+        let counted = sampler.finish()
+        return ProfileBuilder.build(from: counted, sampler: sampler, endNanoseconds: end)
+    }
+}

@@ -1,0 +1,45 @@
+import CSupport
+
+/// How samples are triggered.
+public enum SamplingMode: String, Sendable, CaseIterable {
+    /// On-CPU time: each thread is sampled as it consumes CPU (SIGPROF from a per-thread CPU-time timer).
+    case cpu
+    /// Wall-clock time: every thread is sampled on a fixed schedule, running or blocked.
+    case wall
+}
+
+/// Settings of one profiling session.
+public struct ProfilerConfiguration: Sendable {
+    /// Time between two samples of one thread.
+    public var period: Duration
+    /// What drives sampling.
+    public var mode: SamplingMode
+    /// Frames kept per sample; deeper stacks are kept truncated and marked.
+    public var maxDepth: Int
+    /// Samples the engine's buffer holds between two drains; beyond it samples are dropped and counted.
+    public var bufferSlots: Int
+
+    /// Creates a configuration; the defaults sample every 10 ms of CPU time, 256 frames deep.
+    public init(period: Duration = .milliseconds(10), mode: SamplingMode = .cpu, maxDepth: Int = 256, bufferSlots: Int = 4096) {
+        self.period = period
+        self.mode = mode
+        self.maxDepth = maxDepth
+        self.bufferSlots = bufferSlots
+    }
+
+    /// The period in whole nanoseconds.
+    public var periodNanoseconds: UInt64 {
+        let (seconds, attoseconds) = period.components
+        return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
+
+    /// Checks the values against what the engine accepts.
+    func validated() throws(ProfilerError) -> ProfilerConfiguration {
+        guard PeriodParser.accepted.contains(periodNanoseconds) else {
+            throw .invalidConfiguration("period \(PeriodParser.format(nanoseconds: periodNanoseconds)) is outside \(PeriodParser.acceptedDescription)")
+        }
+        guard (1...4096).contains(maxDepth) else { throw .invalidConfiguration("max depth \(maxDepth) is outside 1...4096") }
+        guard (16...1_048_576).contains(bufferSlots) else { throw .invalidConfiguration("buffer size \(bufferSlots) is outside 16...1048576 samples") }
+        return self
+    }
+}

@@ -1,0 +1,29 @@
+/// Collapsed stacks: one line per unique stack, `root;…;leaf COUNT`, root first,
+/// integer counts, names without offsets; `;` inside a name becomes `:`.
+/// Stacks cut at the maximum depth start with a `[truncated]` frame.
+enum FoldedRenderer: ProfileRenderer {
+    static func render(_ profile: Profile, options: ExportOptions) -> [UInt8] {
+        var counts: [String: Int] = [:]
+        for stack in profile.stacks {
+            var names: [String] = []
+            if options.perThreadRoots, profile.threads.indices.contains(stack.thread) {
+                let thread = profile.threads[stack.thread]
+                names.append("[\(thread.name) tid=\(thread.id)]")
+            }
+            if stack.isTruncated { names.append("[truncated]") }
+            names.append(contentsOf: stack.addresses.map { profile.name(of: $0) })
+            let line = names.map(sanitized).joined(separator: ";")
+            counts[line, default: 0] += stack.count
+        }
+        var text = ""
+        for line in counts.keys.sorted() {
+            text += "\(line) \(counts[line]!)\n"
+        }
+        return Array(text.utf8)
+    }
+
+    /// A frame name that cannot break the line format.
+    static func sanitized(_ name: String) -> String {
+        String(name.map { $0 == ";" ? ":" : ($0 == "\n" ? " " : $0) })
+    }
+}

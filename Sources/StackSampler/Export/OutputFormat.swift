@@ -1,0 +1,41 @@
+/// File formats a profile can be written in.
+public enum OutputFormat: String, Sendable, CaseIterable {
+    /// Collapsed stacks, as FlameGraph's stackcollapse tools write them: `root;…;leaf COUNT`.
+    case folded
+}
+
+/// Choices that apply to every format.
+public struct ExportOptions: Sendable {
+    /// Adds a root frame `[name tid=N]` per thread instead of merging threads.
+    public var perThreadRoots: Bool
+
+    /// Creates options; by default threads are merged.
+    public init(perThreadRoots: Bool = false) {
+        self.perThreadRoots = perThreadRoots
+    }
+}
+
+/// A pure function from a profile to the bytes of one format.
+protocol ProfileRenderer {
+    static func render(_ profile: Profile, options: ExportOptions) -> [UInt8]
+}
+
+extension OutputFormat {
+    var renderer: any ProfileRenderer.Type {
+        switch self {
+        case .folded: FoldedRenderer.self
+        }
+    }
+}
+
+extension Profile {
+    /// The profile in `format`, as bytes.
+    public func rendered(as format: OutputFormat, options: ExportOptions = ExportOptions()) -> [UInt8] {
+        format.renderer.render(self, options: options)
+    }
+
+    /// Writes the profile to `path` in `format`.
+    public func write(to path: String, format: OutputFormat = .folded, options: ExportOptions = ExportOptions()) throws(ProfilerError) {
+        try FileIO.write(rendered(as: format, options: options), to: path)
+    }
+}

@@ -1,0 +1,35 @@
+import Glibc
+
+/// The short human summary printed after a run: samples, threads, rate, losses.
+extension Profile {
+    /// Lines of the summary, each starting with `stacksampler:`.
+    public var summary: String {
+        let seconds = Double(durationNanoseconds) / 1e9
+        let asked = 1e9 / Double(configuration.periodNanoseconds)
+        let sampled = threads.filter { $0.samples > 0 }
+        let signal = signalName(signalNumber) + (signalSubstituted ? " (the program handles \(configuration.mode == .cpu ? "SIGPROF" : "SIGALRM"), so another signal is used)" : "")
+        var lines = [
+            "\(sampleCount) samples from \(sampled.count) of \(threads.count) threads in \(formatted(seconds, 2)) s (\(configuration.mode.rawValue) mode, period \(PeriodParser.format(nanoseconds: configuration.periodNanoseconds)), signal \(signal))",
+        ]
+        let rates = sampled.map { effectiveRate(of: $0) }.filter { $0 > 0 }
+        if !rates.isEmpty {
+            let basis = configuration.mode == .cpu ? "per CPU-second" : "per second"
+            let median = rates.sorted()[rates.count / 2]
+            lines.append("effective rate \(formatted(median, 1)) samples \(basis) per thread (median of \(rates.count) threads; asked \(formatted(asked, 1)))")
+        }
+        lines.append("lost: \(losses.droppedSamples) dropped (buffer full), \(losses.truncatedSamples) truncated at depth \(configuration.maxDepth), \(losses.leafOnlySamples) leaf-only (thread not prepared), \(losses.unwindFailures) unwind failures, \(losses.missedTicks) missed ticks")
+        return lines.map { "stacksampler: " + $0 }.joined(separator: "\n") + "\n"
+    }
+
+    private func formatted(_ value: Double, _ decimals: Int) -> String {
+        decimalText(value, decimals: decimals)
+    }
+
+    private func signalName(_ signo: Int32) -> String {
+        switch signo {
+        case SIGPROF: "SIGPROF"
+        case SIGALRM: "SIGALRM"
+        default: signo >= __libc_current_sigrtmin() ? "SIGRTMIN+\(signo - __libc_current_sigrtmin())" : "signal \(signo)"
+        }
+    }
+}

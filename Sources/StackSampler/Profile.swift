@@ -1,0 +1,78 @@
+/// The result of one profiling session: unique stacks with their counts,
+/// per-thread figures, every loss, and names for every address.
+public struct Profile: Sendable {
+    /// One unique call stack of one thread.
+    public struct Stack: Sendable, Hashable {
+        /// Index into `threads`.
+        public var thread: Int
+        /// Code addresses, root first; the last one is where the thread was.
+        public var addresses: [UInt]
+        /// Samples with exactly this stack.
+        public var count: Int
+        /// The stack was deeper than the maximum depth and is cut at the root side.
+        public var isTruncated: Bool
+    }
+
+    /// One thread that was sampled or seen.
+    public struct Thread: Sendable, Hashable {
+        /// Kernel thread id.
+        public var id: Int32
+        /// Thread name (`/proc/…/comm`).
+        public var name: String
+        /// Samples attributed to the thread.
+        public var samples: Int
+        /// CPU time the thread used while profiled, in ns.
+        public var cpuNanoseconds: UInt64
+        /// Time between the thread's first and last sighting, in ns.
+        public var observedNanoseconds: UInt64
+    }
+
+    /// Samples the profiler could not take or could not take whole.
+    public struct Losses: Sendable, Hashable {
+        /// Dropped because the buffer was full.
+        public var droppedSamples = 0
+        /// Kept with their root side cut at the maximum depth.
+        public var truncatedSamples = 0
+        /// Kept with only the leaf frame: the thread existed before the profiler and could not be prepared for unwinding.
+        public var leafOnlySamples = 0
+        /// Kept with only the leaf frame: the unwinder failed.
+        public var unwindFailures = 0
+        /// Wall-mode ticks the sampler thread was too late for.
+        public var missedTicks = 0
+        /// Profiling signals that were not the profiler's (ignored).
+        public var foreignSignals = 0
+    }
+
+    /// The configuration the session ran with.
+    public var configuration: ProfilerConfiguration
+    /// Monotonic start time and length of the session, in ns.
+    public var startNanoseconds: UInt64
+    public var durationNanoseconds: UInt64
+    /// The signal used, and whether it replaces the mode's usual one (taken by the program).
+    public var signalNumber: Int32
+    public var signalSubstituted: Bool
+    /// Unique stacks and their counts.
+    public var stacks: [Stack]
+    /// Every thread seen.
+    public var threads: [Thread]
+    /// Names of every address that occurs in `stacks`.
+    public var frames: [UInt: SymbolizedFrame]
+    /// Executable mappings at the end of the session.
+    public var modules: [Module]
+    /// What was lost.
+    public var losses: Losses
+
+    /// Total samples.
+    public var sampleCount: Int { stacks.reduce(0) { $0 + $1.count } }
+
+    /// Samples per second each thread achieved (per CPU-second in cpu mode, per wall-second in wall mode).
+    public func effectiveRate(of thread: Thread) -> Double {
+        let basis = configuration.mode == .cpu ? thread.cpuNanoseconds : thread.observedNanoseconds
+        return basis > 0 ? Double(thread.samples) / (Double(basis) / 1e9) : 0
+    }
+
+    /// The name of an address ("module+0xOFFSET" when no symbol covers it).
+    public func name(of address: UInt) -> String {
+        frames[address]?.name ?? "[unknown]"
+    }
+}

@@ -1,0 +1,35 @@
+import CSupport
+
+/// Turns what the sampler counted into a `Profile`: root-first stacks, thread
+/// figures, losses, and a name for each unique address (symbolized once each).
+enum ProfileBuilder {
+    static func build(from counted: StackAggregator, sampler: SamplerThread, endNanoseconds: UInt64) -> Profile {
+        let stacks = counted.counts.map { key, count in
+            Profile.Stack(thread: key.thread, addresses: key.frames.reversed(), count: count, isTruncated: key.truncated)
+        }
+        let threads = counted.threads.map { record in
+            Profile.Thread(id: record.tid, name: record.name, samples: record.samples,
+                           cpuNanoseconds: record.cpuNanoseconds,
+                           observedNanoseconds: record.lastSeen &- max(record.firstSeen, sampler.startTime))
+        }
+        let modules = ModuleMap.current()
+        let symbolizer = Symbolizer(modules: modules)
+        var frames: [UInt: SymbolizedFrame] = [:]
+        for stack in stacks {
+            for address in stack.addresses where frames[address] == nil {
+                frames[address] = symbolizer.symbolize(address)
+            }
+        }
+        var losses = Profile.Losses()
+        losses.droppedSamples = Int(ss_buffer_dropped())
+        losses.truncatedSamples = counted.truncatedSamples
+        losses.leafOnlySamples = counted.leafOnlySamples
+        losses.unwindFailures = counted.unwindFailures
+        losses.missedTicks = sampler.missedTicks
+        losses.foreignSignals = Int(ss_engine_foreign_signals())
+        return Profile(configuration: sampler.configuration, startNanoseconds: sampler.startTime,
+                       durationNanoseconds: endNanoseconds &- sampler.startTime,
+                       signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0,
+                       stacks: stacks, threads: threads, frames: frames, modules: modules.modules, losses: losses)
+    }
+}

@@ -1,0 +1,32 @@
+/// Why profiling could not start, stop or write; each description says what to do.
+public enum ProfilerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// `start` was called while a session is running.
+    case alreadyRunning
+    /// `stop` was called with no session running.
+    case notRunning
+    /// libunwind.so.8 could not be loaded.
+    case unwinderUnavailable
+    /// Every candidate signal already has a handler in this program.
+    case noFreeSignal(SamplingMode)
+    /// A configuration value is out of range.
+    case invalidConfiguration(String)
+    /// A text could not be read as a period.
+    case invalidPeriod(String)
+    /// A text is not a sampling mode.
+    case invalidMode(String)
+    /// The output could not be written.
+    case outputFailed(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .alreadyRunning: "the profiler is already running; call stop() before starting again"
+        case .notRunning: "the profiler is not running; call start() first"
+        case .unwinderUnavailable: "libunwind.so.8 could not be loaded; install Debian's libunwind8 (Scripts/setup.sh does)"
+        case .noFreeSignal(let mode): "no free signal for \(mode) mode: the program handles SIGPROF/SIGALRM and every candidate real-time signal"
+        case .invalidConfiguration(let detail): "invalid configuration: \(detail)"
+        case .invalidPeriod(let text): "'\(text)' is not a sampling period; use a number with a unit: 10ms, 500us, 1s (\(PeriodParser.acceptedDescription))"
+        case .invalidMode(let text): "'\(text)' is not a sampling mode; use cpu or wall"
+        case .outputFailed(let path, let reason): "cannot write \(path): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,30 @@
+/// Reads and prints sampling periods such as `10ms`, `500us`, `1s`.
+public enum PeriodParser {
+    /// Shortest and longest periods accepted, in nanoseconds.
+    static let accepted: ClosedRange<UInt64> = 50_000...60_000_000_000
+    /// The accepted range in words, for error messages.
+    static let acceptedDescription = "from 50us to 60s"
+
+    private static let units: [(suffix: String, nanoseconds: Double)] = [
+        ("ns", 1), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9),
+    ]
+
+    /// Parses `NUMBER UNIT` (unit ns, us, ms or s; decimals allowed) into a duration.
+    public static func parse(_ text: String) throws(ProfilerError) -> Duration {
+        let trimmed = text.filter { $0 != " " }
+        guard let unit = units.first(where: { trimmed.hasSuffix($0.suffix) && trimmed.count > $0.suffix.count }),
+              let number = Double(trimmed.dropLast(unit.suffix.count)), number.isFinite, number > 0
+        else { throw .invalidPeriod(text) }
+        let nanoseconds = (number * unit.nanoseconds).rounded()
+        guard nanoseconds <= Double(accepted.upperBound), accepted.contains(UInt64(nanoseconds)) else { throw .invalidPeriod(text) }
+        return .nanoseconds(Int64(nanoseconds.rounded()))
+    }
+
+    /// Prints a period in the largest unit that keeps it whole (`10ms`, `500us`).
+    public static func format(nanoseconds: UInt64) -> String {
+        if nanoseconds % 1_000_000_000 == 0 { return "\(nanoseconds / 1_000_000_000)s" }
+        if nanoseconds % 1_000_000 == 0 { return "\(nanoseconds / 1_000_000)ms" }
+        if nanoseconds % 1_000 == 0 { return "\(nanoseconds / 1_000)us" }
+        return "\(nanoseconds)ns"
+    }
+}

@@ -1,0 +1,136 @@
+import CSupport
+import Glibc
+import Synchronization
+
+/// The profiler's own thread: drains the engine's buffer every few milliseconds,
+/// discovers new and exited threads (attaching and detaching their timers) and,
+/// in wall mode, sends the samples on an absolute schedule.
+final class SamplerThread: @unchecked Sendable {
+    /// Threads whose CPU time grew by less than this since the last tick are
+    /// taken not to have run: their last stack is counted again, without a signal
+    /// (a signal would end a sleep or poll early with EINTR).
+    private static let ranThresholdNanoseconds: Int64 = 50_000
+    private static let scanIntervalNanoseconds: UInt64 = 20_000_000
+    private static let cpuModeDrainIntervalNanoseconds: UInt64 = 5_000_000
+
+    let configuration: ProfilerConfiguration
+    private let stopRequested = Atomic<Bool>(false)
+    private let ownTID = Atomic<Int32>(0)
+    /// Touched only by the sampler thread until it has been joined.
+    private var aggregator = StackAggregator()
+    private var cpuAtLastTick: [Int32: Int64] = [:]
+    private var handle = pthread_t()
+    private(set) var startTime: UInt64 = 0
+    private(set) var missedTicks = 0
+    private(set) var signalsSent = 0
+
+    init(configuration: ProfilerConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// Attaches the existing threads and starts the loop on a new thread.
+    func start() throws(ProfilerError) {
+        startTime = ss_now_ns()
+        scanThreads(initial: true)
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let status = ss_spawn_unsampled_thread(&handle, { context in
+            let sampler = Unmanaged<SamplerThread>.fromOpaque(context!).takeRetainedValue()
+            sampler.run()
+            return nil
+        }, context)
+        guard status == 0 else {
+            Unmanaged<SamplerThread>.fromOpaque(context).release()
+            throw .invalidConfiguration("cannot start the sampler thread: \(String(cString: strerror(status)))")
+        }
+    }
+
+    /// Stops the loop, disarms the engine and returns everything counted.
+    func finish() -> StackAggregator {
+        stopRequested.store(true, ordering: .releasing)
+        pthread_join(handle, nil)
+        ss_engine_stop()
+        drain()
+        let now = ss_now_ns()
+        for tid in ThreadDirectory.threadIDs() where tid != ownTID.load(ordering: .relaxed) {
+            aggregator.observe(tid, cpu: ss_thread_cpu_time_ns(tid), name: nil, bornDuringSession: true, at: now)
+        }
+        return aggregator
+    }
+
+    private func run() {
+        ss_thread_exclude_current()
+        ownTID.store(ss_current_tid(), ordering: .relaxed)
+        let interval = configuration.mode == .wall ? configuration.periodNanoseconds : min(configuration.periodNanoseconds, Self.cpuModeDrainIntervalNanoseconds)
+        var nextWake = ss_now_ns() + interval
+        var lastScan = ss_now_ns()
+        while !stopRequested.load(ordering: .acquiring) {
+            sleep(until: nextWake)
+            let now = ss_now_ns()
+            drain()
+            if now &- lastScan >= Self.scanIntervalNanoseconds {
+                scanThreads(initial: false)
+                lastScan = now
+            }
+            if configuration.mode == .wall { tick(at: now) }
+            nextWake += interval
+            if nextWake <= now {
+                missedTicks += Int((now - nextWake) / interval) + 1
+                nextWake = now + interval
+            }
+        }
+    }
+
+    private func sleep(until deadline: UInt64) {
+        var target = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &target, nil) == EINTR {}
+    }
+
+    private func drain() {
+        while let sample = ss_buffer_peek() {
+            aggregator.record(sample)
+            ss_buffer_advance()
+        }
+    }
+
+    /// Attaches threads that appeared, detaches those that exited, refreshes names and CPU times.
+    private func scanThreads(initial: Bool) {
+        let now = ss_now_ns()
+        let sampler = ownTID.load(ordering: .relaxed)
+        let live = Set(ThreadDirectory.threadIDs()).subtracting([sampler])
+        let attached = Set(attachedThreads())
+        for tid in live where !attached.contains(tid) { _ = ss_thread_attach(tid, 0) }
+        for tid in attached where !live.contains(tid) {
+            ss_thread_detach(tid)
+            aggregator.threadEnded(tid)
+            cpuAtLastTick[tid] = nil
+        }
+        for tid in live {
+            let cpu = ss_thread_cpu_time_ns(tid)
+            guard cpu >= 0 else { continue }
+            aggregator.observe(tid, cpu: cpu, name: ThreadDirectory.name(of: tid), bornDuringSession: !initial, at: now)
+        }
+    }
+
+    private func attachedThreads() -> [Int32] {
+        var tids = [Int32](repeating: 0, count: 256)
+        while true {
+            let count = ss_thread_list(&tids, tids.count)
+            if count <= tids.count { return Array(tids[0..<count]) }
+            tids = [Int32](repeating: 0, count: count * 2)
+        }
+    }
+
+    /// Wall mode: one sample of every attached thread, signalling only those that ran.
+    private func tick(at now: UInt64) {
+        for tid in attachedThreads() {
+            let cpu = ss_thread_cpu_time_ns(tid)
+            guard cpu >= 0 else { continue }
+            let previous = cpuAtLastTick.updateValue(cpu, forKey: tid)
+            if let previous, cpu - previous < Self.ranThresholdNanoseconds, aggregator.hasStack(tid) {
+                aggregator.repeatLast(tid, at: now)
+            } else if ss_signal_thread(tid) == 0 {
+                signalsSent += 1
+            }
+        }
+    }
+}

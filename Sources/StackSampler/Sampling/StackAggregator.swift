@@ -1,0 +1,78 @@
+import CSupport
+
+/// Counts samples per unique (thread, stack). Memory grows with the number of
+/// unique stacks and threads, not with the length of the run.
+struct StackAggregator: Sendable {
+    /// One unique stack of one thread. Frames are leaf first, as the engine writes them.
+    struct StackKey: Hashable, Sendable {
+        var thread: Int
+        var frames: [UInt]
+        var truncated: Bool
+    }
+
+    private(set) var counts: [StackKey: Int] = [:]
+    private(set) var threads: [ThreadRecord] = []
+    private var threadIndexByTID: [Int32: Int] = [:]
+    private var lastStack: [Int: StackKey] = [:]
+    /// Samples whose stack was cut at the maximum depth.
+    private(set) var truncatedSamples = 0
+    /// Samples of threads whose unwinder could not be prepared outside signal context (leaf frame only).
+    private(set) var leafOnlySamples = 0
+    /// Samples where the unwinder found nothing above the interrupted PC.
+    private(set) var unwindFailures = 0
+
+    /// The record index of the live thread `tid`, creating one if the tid is new.
+    mutating func thread(_ tid: Int32, at time: UInt64) -> Int {
+        if let index = threadIndexByTID[tid] { return index }
+        let name = ThreadDirectory.name(of: tid) ?? "thread-\(tid)"
+        threads.append(ThreadRecord(tid: tid, name: name, firstSeen: time, lastSeen: time))
+        threadIndexByTID[tid] = threads.count - 1
+        return threads.count - 1
+    }
+
+    /// Adds one sample drained from the engine.
+    mutating func record(_ sample: UnsafePointer<ss_sample>) {
+        let header = sample.pointee
+        let frames = UnsafeBufferPointer(start: ss_sample_frames(sample), count: Int(header.depth))
+        let index = thread(header.tid, at: header.time_ns)
+        let flags = UInt32(header.flags)
+        let truncated = flags & UInt32(SS_SAMPLE_TRUNCATED) != 0
+        if truncated { truncatedSamples += 1 }
+        if flags & UInt32(SS_SAMPLE_LEAF_ONLY) != 0 { leafOnlySamples += 1 }
+        if flags & UInt32(SS_SAMPLE_UNWIND_FAILED) != 0 { unwindFailures += 1 }
+        let key = StackKey(thread: index, frames: frames.map { UInt($0) }, truncated: truncated)
+        counts[key, default: 0] += 1
+        lastStack[index] = key
+        threads[index].samples += 1
+        threads[index].lastSeen = max(threads[index].lastSeen, header.time_ns)
+    }
+
+    /// Whether thread `tid` has a stack that can be counted again.
+    func hasStack(_ tid: Int32) -> Bool {
+        threadIndexByTID[tid].map { lastStack[$0] != nil } ?? false
+    }
+
+    /// Counts the last stack of `tid` once more (wall mode, thread did not run since).
+    mutating func repeatLast(_ tid: Int32, at time: UInt64) {
+        guard let index = threadIndexByTID[tid], let key = lastStack[index] else { return }
+        counts[key, default: 0] += 1
+        threads[index].samples += 1
+        threads[index].repeatedSamples += 1
+        threads[index].lastSeen = time
+    }
+
+    /// Updates a live thread's name and CPU time. A thread born during the
+    /// session counts its CPU time from zero, one that existed at start from now.
+    mutating func observe(_ tid: Int32, cpu: Int64, name: String?, bornDuringSession: Bool, at time: UInt64) {
+        let index = thread(tid, at: time)
+        if threads[index].firstCPU < 0 { threads[index].firstCPU = bornDuringSession ? 0 : cpu }
+        threads[index].lastCPU = max(threads[index].lastCPU, cpu)
+        threads[index].lastSeen = time
+        if let name { threads[index].name = name }
+    }
+
+    /// Forgets the tid of a thread that has exited; its record and stacks stay.
+    mutating func threadEnded(_ tid: Int32) {
+        if let index = threadIndexByTID.removeValue(forKey: tid) { lastStack[index] = nil }
+    }
+}

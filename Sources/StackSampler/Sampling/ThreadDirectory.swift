@@ -1,0 +1,13 @@
+/// The threads of this process as the kernel lists them under /proc/self/task.
+enum ThreadDirectory {
+    /// Kernel thread ids of all live threads.
+    static func threadIDs() -> [Int32] {
+        FileIO.directoryEntries("/proc/self/task").compactMap { Int32($0) }
+    }
+
+    /// The thread's name (`comm`), or nil once it has exited.
+    static func name(of tid: Int32) -> String? {
+        guard let text = FileIO.readText("/proc/self/task/\(tid)/comm", limit: 64) else { return nil }
+        return text.hasSuffix("\n") ? String(text.dropLast()) : text
+    }
+}

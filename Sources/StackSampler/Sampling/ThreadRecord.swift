@@ -1,0 +1,21 @@
+/// What the sampler knows of one thread of the profiled process. A tid reused by
+/// a later thread gets a new record, so two threads' stacks are never mixed.
+struct ThreadRecord: Sendable {
+    /// Kernel thread id.
+    var tid: Int32
+    /// Name from /proc (`comm`), as last read.
+    var name: String
+    /// Samples attributed to this thread (signalled and, in wall mode, repeated).
+    var samples = 0
+    /// Wall-mode samples recorded without a signal because the thread had not run.
+    var repeatedSamples = 0
+    /// CPU time of the thread when first seen and when last seen, in ns.
+    var firstCPU: Int64 = -1
+    var lastCPU: Int64 = -1
+    /// Monotonic time when first and last seen, in ns.
+    var firstSeen: UInt64
+    var lastSeen: UInt64
+
+    /// CPU time used while profiled.
+    var cpuNanoseconds: UInt64 { firstCPU >= 0 && lastCPU >= firstCPU ? UInt64(lastCPU - firstCPU) : 0 }
+}
