@@ -1,0 +1,41 @@
+import Foundation
+
+/// Finding the program to run, and what it is built from.
+enum ExecutableLookup {
+    /// The path of `name`: itself if it contains a slash, else the first executable match in PATH.
+    static func find(_ name: String) -> String? {
+        if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in path.split(separator: ":") {
+            let candidate = "\(directory)/\(name)"
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory), !isDirectory.boolValue,
+               FileManager.default.isExecutableFile(atPath: candidate) {
+                return candidate
+            }
+        }
+        return nil
+    }
+
+    /// Whether the executable names the Swift runtime among its libraries.
+    static func linksSwiftRuntime(_ path: String) -> Bool {
+        guard let data = FileManager.default.contents(atPath: path) else { return false }
+        return data.range(of: Data("libswiftCore.so".utf8)) != nil
+    }
+}
+
+/// Where the preload library is: beside this executable, or `STACKSAMPLER_PRELOAD_LIBRARY`.
+enum PreloadLibrary {
+    static let fileName = "libStackSamplerPreload.so"
+
+    /// The library's absolute path; throws with what to do when it is missing.
+    static func locate() throws -> String {
+        if let explicit = ProcessInfo.processInfo.environment["STACKSAMPLER_PRELOAD_LIBRARY"] { return explicit }
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let candidate = executable.deletingLastPathComponent().appendingPathComponent(fileName).path
+        guard FileManager.default.fileExists(atPath: candidate) else {
+            throw ValidationErrorText("\(fileName) not found beside \(executable.path); build it with swift build -c release or set STACKSAMPLER_PRELOAD_LIBRARY")
+        }
+        return candidate
+    }
+}
