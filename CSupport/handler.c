@@ -23,6 +23,7 @@ static _Atomic uint64_t foreign_signals;
 static pid_t own_pid;
 static int installed_signo;
 static int signo_substituted;
+static _Atomic uint64_t handler_histogram[SS_HANDLER_HISTOGRAM_BUCKETS];
 
 /* Address whose identity marks the engine's own timers (sigev_value). */
 const char ss_timer_cookie[1];
@@ -44,10 +45,22 @@ static int is_own_signal(const siginfo_t *info) {
     return info->si_code == SI_TKILL && info->si_pid == own_pid;
 }
 
+static void count_handler_time(uint64_t nanoseconds) {
+    uint64_t bucket = nanoseconds / SS_HANDLER_HISTOGRAM_BUCKET_NS;
+    if (bucket >= SS_HANDLER_HISTOGRAM_BUCKETS) bucket = SS_HANDLER_HISTOGRAM_BUCKETS - 1;
+    atomic_fetch_add_explicit(&handler_histogram[bucket], 1, memory_order_relaxed);
+}
+
+void ss_handler_histogram(uint64_t *buckets) {
+    for (int i = 0; i < SS_HANDLER_HISTOGRAM_BUCKETS; i++)
+        buckets[i] = atomic_load_explicit(&handler_histogram[i], memory_order_relaxed);
+}
+
 static void record_sample(const ucontext_t *context) {
     ss_sample *sample = ss_buffer_claim();
     if (!sample) return;
-    sample->time_ns = ss_now_ns();
+    uint64_t entered = ss_now_ns();
+    sample->time_ns = entered;
     sample->tid = ss_current_tid();
     sample->flags = 0;
     uintptr_t pc = (uintptr_t)context->uc_mcontext.gregs[REG_RIP];
@@ -74,6 +87,7 @@ static void record_sample(const ucontext_t *context) {
         sample->depth = (uint16_t)depth;
     }
     ss_buffer_publish(sample);
+    count_handler_time(ss_now_ns() - entered);
 }
 
 static void on_sample_signal(int signo, siginfo_t *info, void *context) {

@@ -123,6 +123,15 @@ uint64_t ss_buffer_dropped(void);
 /** Signals that arrived on a thread not attached (counted, not recorded). */
 uint64_t ss_engine_foreign_signals(void);
 
+/** Histogram of time spent in the handler per recorded sample:
+ *  bucket i counts samples that took [i*100, (i+1)*100) ns; the last bucket
+ *  holds everything longer. */
+#define SS_HANDLER_HISTOGRAM_BUCKETS 1000
+#define SS_HANDLER_HISTOGRAM_BUCKET_NS 100
+
+/** Copies the handler-time histogram (SS_HANDLER_HISTOGRAM_BUCKETS entries). */
+void ss_handler_histogram(uint64_t *buckets);
+
 /** CLOCK_MONOTONIC now, in ns (same clock as sample times). */
 uint64_t ss_now_ns(void);
 

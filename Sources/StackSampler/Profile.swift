@@ -43,6 +43,17 @@ public struct Profile: Sendable {
         public var foreignSignals = 0
     }
 
+    /// What the profiler itself cost.
+    public struct Overhead: Sendable, Hashable {
+        /// Median and 99th percentile of the handler's time per sample, in ns (100 ns resolution).
+        public var handlerMedianNanoseconds: UInt64 = 0
+        public var handlerP99Nanoseconds: UInt64 = 0
+        /// CPU time of the sampler thread, in ns.
+        public var samplerCPUNanoseconds: UInt64 = 0
+        /// Time spent naming addresses when the profile was built, in ns.
+        public var symbolizationNanoseconds: UInt64 = 0
+    }
+
     /// The configuration the session ran with.
     public var configuration: ProfilerConfiguration
     /// Monotonic start time and length of the session, in ns.
@@ -61,6 +72,8 @@ public struct Profile: Sendable {
     public var modules: [Module]
     /// What was lost.
     public var losses: Losses
+    /// What the profiler cost.
+    public var overhead = Overhead()
 
     /// Total samples.
     public var sampleCount: Int { stacks.reduce(0) { $0 + $1.count } }

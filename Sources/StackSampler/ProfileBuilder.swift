@@ -12,6 +12,7 @@ enum ProfileBuilder {
                            cpuNanoseconds: record.cpuNanoseconds,
                            observedNanoseconds: record.lastSeen &- max(record.firstSeen, sampler.startTime))
         }
+        let symbolizationStart = ss_now_ns()
         let modules = ModuleMap.current()
         let symbolizer = Symbolizer(modules: modules)
         var frames: [UInt: SymbolizedFrame] = [:]
@@ -20,16 +21,23 @@ enum ProfileBuilder {
                 frames[address] = symbolizer.symbolize(address)
             }
         }
+        var overhead = Profile.Overhead()
+        overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart
+        let timing = HandlerTiming.snapshot().since(sampler.handlerTimingAtStart)
+        overhead.handlerMedianNanoseconds = timing.percentile(0.5)
+        overhead.handlerP99Nanoseconds = timing.percentile(0.99)
+        overhead.samplerCPUNanoseconds = sampler.ownCPUNanoseconds
         var losses = Profile.Losses()
-        losses.droppedSamples = Int(ss_buffer_dropped())
+        losses.droppedSamples = Int(ss_buffer_dropped() - sampler.droppedAtStart)
         losses.truncatedSamples = counted.truncatedSamples
         losses.leafOnlySamples = counted.leafOnlySamples
         losses.unwindFailures = counted.unwindFailures
         losses.missedTicks = sampler.missedTicks
-        losses.foreignSignals = Int(ss_engine_foreign_signals())
+        losses.foreignSignals = Int(ss_engine_foreign_signals() - sampler.foreignSignalsAtStart)
         return Profile(configuration: sampler.configuration, startNanoseconds: sampler.startTime,
                        durationNanoseconds: endNanoseconds &- sampler.startTime,
                        signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0,
-                       stacks: stacks, threads: threads, frames: frames, modules: modules.modules, losses: losses)
+                       stacks: stacks, threads: threads, frames: frames, modules: modules.modules, losses: losses,
+                       overhead: overhead)
     }
 }

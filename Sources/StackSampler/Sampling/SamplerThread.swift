@@ -23,6 +23,12 @@ final class SamplerThread: @unchecked Sendable {
     private(set) var startTime: UInt64 = 0
     private(set) var missedTicks = 0
     private(set) var signalsSent = 0
+    /// Engine counters when the session started (they run for the life of the process).
+    private(set) var handlerTimingAtStart = HandlerTiming.snapshot()
+    private(set) var droppedAtStart: UInt64 = 0
+    private(set) var foreignSignalsAtStart: UInt64 = 0
+    /// CPU time the sampler thread used, in ns.
+    private(set) var ownCPUNanoseconds: UInt64 = 0
 
     init(configuration: ProfilerConfiguration) {
         self.configuration = configuration
@@ -31,6 +37,9 @@ final class SamplerThread: @unchecked Sendable {
     /// Attaches the existing threads and starts the loop on a new thread.
     func start() throws(ProfilerError) {
         startTime = ss_now_ns()
+        handlerTimingAtStart = HandlerTiming.snapshot()
+        droppedAtStart = ss_buffer_dropped()
+        foreignSignalsAtStart = ss_engine_foreign_signals()
         scanThreads(initial: true)
         let context = Unmanaged.passRetained(self).toOpaque()
         let status = ss_spawn_unsampled_thread(&handle, { context in
@@ -74,10 +83,11 @@ final class SamplerThread: @unchecked Sendable {
             if configuration.mode == .wall { tick(at: now) }
             nextWake += interval
             if nextWake <= now {
-                missedTicks += Int((now - nextWake) / interval) + 1
+                if configuration.mode == .wall { missedTicks += Int((now - nextWake) / interval) + 1 }
                 nextWake = now + interval
             }
         }
+        ownCPUNanoseconds = UInt64(max(0, ss_thread_cpu_time_ns(ss_current_tid())))
     }
 
     private func sleep(until deadline: UInt64) {
