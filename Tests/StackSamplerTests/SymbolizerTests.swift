@@ -135,3 +135,30 @@ extension SymbolTests {
         }
     }
 }
+
+extension SymbolTests.Native {
+    /// The vDSO has no file: it is read from memory, and checked against `nm` on a dump of it.
+    @Test func vdsoFromMemory() throws {
+        let map = ModuleMap.current()
+        let region = try #require(map.pseudoRegions.first { $0.name == "[vdso]" })
+        let scratch = try NativeScratch()
+        defer { scratch.remove() }
+        let dump = scratch.path("vdso.so")
+        let image = Data(bytes: try #require(UnsafeRawPointer(bitPattern: region.start)), count: Int(region.end - region.start))
+        try image.write(to: URL(fileURLWithPath: dump))
+        // nm -D prints versioned names (`__vdso_time@@LINUX_2.6`); aliases share an address.
+        var namesByValue: [UInt: Set<String>] = [:]
+        for line in try NativeScratch.run("/usr/bin/nm", ["-D", "--defined-only", dump]).split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count == 3, ["T", "W", "i"].contains(fields[1]), let value = UInt(fields[0], radix: 16) else { continue }
+            namesByValue[value, default: []].insert(String(fields[2].split(separator: "@")[0]))
+        }
+        #expect(!namesByValue.isEmpty)
+        let symbolizer = Symbolizer(modules: map)
+        for (value, names) in namesByValue {
+            let frame = symbolizer.symbolize(region.start + value)
+            #expect(names.contains(frame.name), "\(frame.name) not in \(names)")
+            #expect(frame.isResolved && frame.kind == .native && frame.moduleOffset == value)
+        }
+    }
+}

@@ -10,15 +10,17 @@ struct LoadSegment: Sendable, Equatable {
 
 /// An ELF file opened read-only through libelf. Data is read on demand with `pread`
 /// (`ELF_C_READ`, not an mmap), so a file truncated behind our back yields an error, not SIGBUS.
+/// It can also wrap an ELF image already in memory (the vDSO).
 /// The descriptor and libelf handle are released on deinit; use it briefly and drop it.
 final class ElfFile {
     let elf: OpaquePointer
+    /// The open file, or -1 for an in-memory image.
     private let fd: Int32
     /// `e_type`: `ET_EXEC`, `ET_DYN`, ...
     let type: UInt16
 
     /// Opens `path`, or returns nil if it is unreadable or not ELF.
-    init?(path: String) {
+    convenience init?(path: String) {
         guard elf_version(UInt32(EV_CURRENT)) != UInt32(EV_NONE) else { return nil }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
@@ -26,10 +28,22 @@ final class ElfFile {
             close(fd)
             return nil
         }
+        self.init(elf: elf, fd: fd)
+    }
+
+    /// Wraps a complete ELF image mapped readable in this process (libelf only reads it).
+    convenience init?(image: UnsafeRawBufferPointer) {
+        guard elf_version(UInt32(EV_CURRENT)) != UInt32(EV_NONE), let base = image.baseAddress,
+              let elf = elf_memory(UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: CChar.self)), image.count)
+        else { return nil }
+        self.init(elf: elf, fd: -1)
+    }
+
+    private init?(elf: OpaquePointer, fd: Int32) {
         var header = GElf_Ehdr()
         guard elf_kind(elf) == ELF_K_ELF, gelf_getehdr(elf, &header) != nil else {
             elf_end(elf)
-            close(fd)
+            if fd >= 0 { close(fd) }
             return nil
         }
         self.elf = elf
@@ -39,7 +53,7 @@ final class ElfFile {
 
     deinit {
         elf_end(elf)
-        close(fd)
+        if fd >= 0 { close(fd) }
     }
 
     /// All program headers.

@@ -1,5 +1,3 @@
-import Glibc
-
 /// One line of `/proc/<pid>/maps`.
 struct MapsEntry: Equatable {
     var start: UInt
@@ -59,23 +57,5 @@ enum MapsParser {
             value = value << 4 | UInt(nibble)
         }
         return value
-    }
-}
-
-/// Reads a whole file with plain `read(2)` (works for procfs files, whose size is reported as 0).
-func readWholeFile(_ path: String) -> [UInt8]? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var result: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count < 0 {
-            if errno == EINTR { continue }
-            return nil
-        }
-        if count == 0 { return result }
-        result.append(contentsOf: chunk[0..<count])
     }
 }

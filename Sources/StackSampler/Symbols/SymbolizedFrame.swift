@@ -14,10 +14,11 @@ public enum FrameKind: String, Sendable {
 public struct SymbolizedFrame: Sendable, Hashable {
     /// Demangled function name without `+offset`; for unresolved addresses
     /// `basename+0xOFFSET` (offset = ELF vaddr), `[vdso]+0xOFFSET` / `[anon]+0xADDRESS`
-    /// for executable mappings without a file, `[unknown]` when no mapping contains it.
+    /// for executable mappings without a file (the vDSO resolves through its in-memory symbol
+    /// table), `[unknown]` when no mapping contains it.
     /// Never contains `;` (replaced by `:` for the folded format).
     public var name: String
-    /// Path of the module containing the address, if any.
+    /// Path of the module containing the address (`[vdso]` for the vDSO), if any.
     public var modulePath: String?
     /// Address relative to the module's load bias, i.e. the ELF virtual address.
     public var moduleOffset: UInt?

@@ -9,18 +9,22 @@ private final class ModuleImage {
     var demangled: [Int: (name: String, kind: FrameKind)] = [:]
 
     /// Reads `path` once; nil if it is not a readable ELF file.
-    init?(path: String) {
+    convenience init?(path: String) {
         guard let file = ElfFile(path: path) else { return nil }
+        self.init(file: file)
+    }
+
+    init(file: ElfFile) {
         isFixedAddress = file.type == UInt16(ET_EXEC)
         loadSegments = file.loadSegments
         symbols = file.functionSymbols()
     }
 
-    /// ELF vaddr of `address` inside `module`'s mapping.
-    func vaddr(of address: UInt, in module: Module) -> UInt64 {
+    /// ELF vaddr of `address`, mapped at `start` from file offset `fileOffset`.
+    func vaddr(of address: UInt, mappedAt start: UInt, fileOffset: UInt) -> UInt64 {
         if isFixedAddress { return UInt64(address) }  // ET_EXEC: loaded at its link-time addresses.
-        let fileOffset = UInt64(address - module.start + module.fileOffset)
-        return LoadSegment.vaddr(forFileOffset: fileOffset, in: loadSegments) ?? fileOffset
+        let offset = UInt64(address - start + fileOffset)
+        return LoadSegment.vaddr(forFileOffset: offset, in: loadSegments) ?? offset
     }
 
     func demangledName(at index: Int) -> (name: String, kind: FrameKind) {
@@ -37,6 +41,8 @@ public final class Symbolizer {
     private let moduleMap: ModuleMap
     /// Loaded images by path; `.some(nil)` marks a file that could not be read.
     private var images: [String: ModuleImage?] = [:]
+    /// This process's vDSO image, read from memory on first use; `.some(nil)` if unusable.
+    private var vdsoImage: ModuleImage??
     private var cache: [UInt: SymbolizedFrame] = [:]
 
     /// A symbolizer over `modules` (by default this process's current mappings).
@@ -57,11 +63,19 @@ public final class Symbolizer {
 
     private func resolve(_ address: UInt) -> SymbolizedFrame {
         guard let module = moduleMap.module(containing: address) else {
+            if let region = moduleMap.pseudoRegion(containing: address), let vdso = vdso(region) {
+                let vaddr = vdso.vaddr(of: address, mappedAt: region.start, fileOffset: 0)
+                if let index = vdso.symbols.index(covering: vaddr) {
+                    return SymbolizedFrame(name: vdso.demangledName(at: index).name, modulePath: region.name,
+                                           moduleOffset: UInt(vaddr), kind: .native, isResolved: true)
+                }
+            }
             return SymbolizedFrame(name: pseudoName(address), modulePath: nil, moduleOffset: nil,
                                    kind: .unknown, isResolved: false)
         }
         let image = self.image(for: module.path)
-        let vaddr = image?.vaddr(of: address, in: module) ?? UInt64(address - module.start + module.fileOffset)
+        let vaddr = image?.vaddr(of: address, mappedAt: module.start, fileOffset: module.fileOffset)
+            ?? UInt64(address - module.start + module.fileOffset)
         if let image, let index = image.symbols.index(covering: vaddr) {
             let (name, kind) = image.demangledName(at: index)
             return SymbolizedFrame(name: name, modulePath: module.path, moduleOffset: UInt(vaddr),
@@ -77,6 +91,20 @@ public final class Symbolizer {
         guard let region = moduleMap.pseudoRegion(containing: address) else { return "[unknown]" }
         if region.name.isEmpty { return "[anon]+0x\(String(address, radix: 16))" }
         return "\(region.name)+0x\(String(address - region.start, radix: 16))"
+    }
+
+    /// The vDSO's symbols, when `region` is this process's vDSO (`AT_SYSINFO_EHDR`); a map
+    /// read from another process's maps text must not make us read our memory at its addresses.
+    private func vdso(_ region: PseudoRegion) -> ModuleImage? {
+        guard region.name == "[vdso]" else { return nil }
+        if let known = vdsoImage { return known }
+        var image: ModuleImage?
+        if auxiliaryValue(33 /* AT_SYSINFO_EHDR */) == region.start, let base = UnsafeRawPointer(bitPattern: region.start),
+           let file = ElfFile(image: UnsafeRawBufferPointer(start: base, count: Int(region.end - region.start))) {
+            image = ModuleImage(file: file)
+        }
+        vdsoImage = .some(image)
+        return image
     }
 
     private func image(for path: String) -> ModuleImage? {
