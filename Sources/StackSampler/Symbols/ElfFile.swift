@@ -1,0 +1,104 @@
+import CElf
+import Glibc
+
+/// A `PT_LOAD` program header: the file range `[fileOffset, fileOffset + fileSize)` is loaded at `vaddr`.
+struct LoadSegment: Sendable, Equatable {
+    var fileOffset: UInt64
+    var fileSize: UInt64
+    var vaddr: UInt64
+}
+
+/// An ELF file opened read-only through libelf. Data is read on demand with `pread`
+/// (`ELF_C_READ`, not an mmap), so a file truncated behind our back yields an error, not SIGBUS.
+/// It can also wrap an ELF image already in memory (the vDSO).
+/// The descriptor and libelf handle are released on deinit; use it briefly and drop it.
+final class ElfFile {
+    let elf: OpaquePointer
+    /// The open file, or -1 for an in-memory image.
+    private let fd: Int32
+    /// `e_type`: `ET_EXEC`, `ET_DYN`, ...
+    let type: UInt16
+
+    /// Opens `path`, or returns nil if it is unreadable or not ELF.
+    convenience init?(path: String) {
+        guard elf_version(UInt32(EV_CURRENT)) != UInt32(EV_NONE) else { return nil }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        guard let elf = elf_begin(fd, ELF_C_READ, nil) else {
+            close(fd)
+            return nil
+        }
+        self.init(elf: elf, fd: fd)
+    }
+
+    /// Wraps a complete ELF image mapped readable in this process (libelf only reads it).
+    convenience init?(image: UnsafeRawBufferPointer) {
+        guard elf_version(UInt32(EV_CURRENT)) != UInt32(EV_NONE), let base = image.baseAddress,
+              let elf = elf_memory(UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: CChar.self)), image.count)
+        else { return nil }
+        self.init(elf: elf, fd: -1)
+    }
+
+    private init?(elf: OpaquePointer, fd: Int32) {
+        var header = GElf_Ehdr()
+        guard elf_kind(elf) == ELF_K_ELF, gelf_getehdr(elf, &header) != nil else {
+            elf_end(elf)
+            if fd >= 0 { close(fd) }
+            return nil
+        }
+        self.elf = elf
+        self.fd = fd
+        self.type = header.e_type
+    }
+
+    deinit {
+        elf_end(elf)
+        if fd >= 0 { close(fd) }
+    }
+
+    /// All program headers.
+    var programHeaders: [GElf_Phdr] {
+        var count = 0
+        guard elf_getphdrnum(elf, &count) == 0 else { return [] }
+        var headers: [GElf_Phdr] = []
+        headers.reserveCapacity(count)
+        for index in 0..<count {
+            var header = GElf_Phdr()
+            if gelf_getphdr(elf, Int32(index), &header) != nil { headers.append(header) }
+        }
+        return headers
+    }
+
+    /// The `PT_LOAD` segments, in file order.
+    var loadSegments: [LoadSegment] {
+        programHeaders.filter { $0.p_type == UInt32(PT_LOAD) }.map {
+            LoadSegment(fileOffset: $0.p_offset, fileSize: $0.p_filesz, vaddr: $0.p_vaddr)
+        }
+    }
+
+    /// All sections with their headers, in index order.
+    var sections: [(scn: OpaquePointer, header: GElf_Shdr)] {
+        var result: [(scn: OpaquePointer, header: GElf_Shdr)] = []
+        var scn = elf_nextscn(elf, nil)
+        while let current = scn {
+            var header = GElf_Shdr()
+            if gelf_getshdr(current, &header) != nil { result.append((current, header)) }
+            scn = elf_nextscn(elf, current)
+        }
+        return result
+    }
+}
+
+extension LoadSegment {
+    /// Converts a file offset to an ELF virtual address through the segment that loads it.
+    /// Falls back to the last segment starting at or before the offset (page tails past `p_filesz`).
+    static func vaddr(forFileOffset offset: UInt64, in segments: [LoadSegment]) -> UInt64? {
+        if let exact = segments.first(where: { $0.fileOffset <= offset && offset - $0.fileOffset < $0.fileSize }) {
+            return offset - exact.fileOffset + exact.vaddr
+        }
+        guard let nearest = segments.filter({ $0.fileOffset <= offset }).max(by: { $0.fileOffset < $1.fileOffset }) else {
+            return nil
+        }
+        return offset - nearest.fileOffset + nearest.vaddr
+    }
+}

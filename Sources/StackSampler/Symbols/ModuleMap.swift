@@ -1,0 +1,97 @@
+/// A mapped file-backed executable region of this process (from /proc/self/maps).
+public struct Module: Sendable, Hashable {
+    /// Absolute path as in maps (a deleted file keeps the ` (deleted)` suffix maps shows).
+    public var path: String
+    /// Mapping start address.
+    public var start: UInt
+    /// Mapping end address (exclusive).
+    public var end: UInt
+    /// File offset of the mapping.
+    public var fileOffset: UInt
+    /// `NT_GNU_BUILD_ID` as lowercase hex, nil if absent or the file is unreadable.
+    public var buildID: String?
+
+    /// Creates a module description.
+    public init(path: String, start: UInt, end: UInt, fileOffset: UInt, buildID: String?) {
+        self.path = path
+        self.start = start
+        self.end = end
+        self.fileOffset = fileOffset
+        self.buildID = buildID
+    }
+
+    /// The last path component, used in `basename+0xOFFSET` names.
+    public var basename: String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+}
+
+/// An executable mapping without a file: `[vdso]`, `[vsyscall]` or anonymous (JIT) memory.
+struct PseudoRegion: Sendable, Hashable {
+    var start: UInt
+    var end: UInt
+    /// The maps pathname column, e.g. `[vdso]`; empty for anonymous memory.
+    var name: String
+}
+
+/// The executable mappings of a process.
+public struct ModuleMap: Sendable {
+    /// File-backed executable mappings, kept sorted by start address.
+    public var modules: [Module] {
+        didSet { modules.sort { $0.start < $1.start } }
+    }
+    /// Executable mappings not backed by a file, sorted by start address.
+    var pseudoRegions: [PseudoRegion]
+
+    /// The executable mappings of this process, from `/proc/self/maps` (empty if unreadable).
+    public static func current() -> ModuleMap {
+        let bytes = readWholeFile("/proc/self/maps") ?? []
+        return ModuleMap(mapsText: String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// Parses maps text; build ids are read from the files now, once per path.
+    public init(mapsText: String) {
+        var buildIDs: [String: String?] = [:]
+        var modules: [Module] = []
+        var pseudoRegions: [PseudoRegion] = []
+        for entry in MapsParser.parse(mapsText) where entry.isExecutable {
+            guard entry.pathname.hasPrefix("/") else {
+                pseudoRegions.append(PseudoRegion(start: entry.start, end: entry.end, name: entry.pathname))
+                continue
+            }
+            let buildID: String?
+            if let known = buildIDs[entry.pathname] {
+                buildID = known
+            } else {
+                buildID = ElfFile(path: entry.pathname)?.buildID
+                buildIDs[entry.pathname] = .some(buildID)
+            }
+            modules.append(Module(path: entry.pathname, start: entry.start, end: entry.end,
+                                  fileOffset: entry.fileOffset, buildID: buildID))
+        }
+        self.modules = modules.sorted { $0.start < $1.start }
+        self.pseudoRegions = pseudoRegions.sorted { $0.start < $1.start }
+    }
+
+    /// The module whose mapping contains `address`, or nil.
+    public func module(containing address: UInt) -> Module? {
+        Self.last(in: modules, startingAtOrBefore: address, start: \.start).flatMap { address < $0.end ? $0 : nil }
+    }
+
+    /// The file-less executable mapping containing `address`, or nil.
+    func pseudoRegion(containing address: UInt) -> PseudoRegion? {
+        Self.last(in: pseudoRegions, startingAtOrBefore: address, start: \.start).flatMap { address < $0.end ? $0 : nil }
+    }
+
+    /// Binary search over `items` sorted by `start`.
+    private static func last<Item>(in items: [Item], startingAtOrBefore address: UInt, start: (Item) -> UInt) -> Item? {
+        var low = 0
+        var high = items.count
+        while low < high {
+            let mid = (low + high) / 2
+            if start(items[mid]) <= address { low = mid + 1 } else { high = mid }
+        }
+        return low > 0 ? items[low - 1] : nil
+    }
+}

@@ -1,0 +1,38 @@
+/// What kind of code a frame is, for colouring flame graphs.
+public enum FrameKind: String, Sendable {
+    /// A Swift function (mangled name starting with `$s`, `_$s` or `$S`).
+    case swift
+    /// A C++ function (Itanium mangled name starting with `_Z`).
+    case cpp
+    /// Any other named symbol (C, assembly, unmangled).
+    case native
+    /// An address that could not be resolved to a symbol.
+    case unknown
+}
+
+/// A resolved code address.
+public struct SymbolizedFrame: Sendable, Hashable {
+    /// Demangled function name without `+offset`; for unresolved addresses
+    /// `basename+0xOFFSET` (offset = ELF vaddr), `[vdso]+0xOFFSET` / `[anon]+0xADDRESS`
+    /// for executable mappings without a file (the vDSO resolves through its in-memory symbol
+    /// table), `[unknown]` when no mapping contains it.
+    /// Never contains `;` (replaced by `:` for the folded format).
+    public var name: String
+    /// Path of the module containing the address (`[vdso]` for the vDSO), if any.
+    public var modulePath: String?
+    /// Address relative to the module's load bias, i.e. the ELF virtual address.
+    public var moduleOffset: UInt?
+    /// Kind of code, for colouring.
+    public var kind: FrameKind
+    /// True when the address was matched to a symbol.
+    public var isResolved: Bool
+
+    /// Creates a frame from its parts.
+    public init(name: String, modulePath: String?, moduleOffset: UInt?, kind: FrameKind, isResolved: Bool) {
+        self.name = name
+        self.modulePath = modulePath
+        self.moduleOffset = moduleOffset
+        self.kind = kind
+        self.isResolved = isResolved
+    }
+}

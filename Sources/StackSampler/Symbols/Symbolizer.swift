@@ -1,0 +1,116 @@
+import CElf
+
+/// What the symbolizer keeps of one ELF file: how to turn file offsets into vaddrs, the
+/// sorted function symbols, and the names demangled so far.
+private final class ModuleImage {
+    let isFixedAddress: Bool
+    let loadSegments: [LoadSegment]
+    let symbols: SymbolTable
+    var demangled: [Int: (name: String, kind: FrameKind)] = [:]
+
+    /// Reads `path` once; nil if it is not a readable ELF file.
+    convenience init?(path: String) {
+        guard let file = ElfFile(path: path) else { return nil }
+        self.init(file: file)
+    }
+
+    init(file: ElfFile) {
+        isFixedAddress = file.type == UInt16(ET_EXEC)
+        loadSegments = file.loadSegments
+        symbols = file.functionSymbols()
+    }
+
+    /// ELF vaddr of `address`, mapped at `start` from file offset `fileOffset`.
+    func vaddr(of address: UInt, mappedAt start: UInt, fileOffset: UInt) -> UInt64 {
+        if isFixedAddress { return UInt64(address) }  // ET_EXEC: loaded at its link-time addresses.
+        let offset = UInt64(address - start + fileOffset)
+        return LoadSegment.vaddr(forFileOffset: offset, in: loadSegments) ?? offset
+    }
+
+    func demangledName(at index: Int) -> (name: String, kind: FrameKind) {
+        if let known = demangled[index] { return known }
+        let result = Demangler.demangle(symbols.name(at: index))
+        demangled[index] = result
+        return result
+    }
+}
+
+/// Resolves addresses to names through the ELF symbol tables of the loaded modules; caches per
+/// address, loads each module's table once, lazily. Not thread-safe: use from one task/thread.
+public final class Symbolizer {
+    private let moduleMap: ModuleMap
+    /// Loaded images by path; `.some(nil)` marks a file that could not be read.
+    private var images: [String: ModuleImage?] = [:]
+    /// This process's vDSO image, read from memory on first use; `.some(nil)` if unusable.
+    private var vdsoImage: ModuleImage??
+    private var cache: [UInt: SymbolizedFrame] = [:]
+
+    /// A symbolizer over `modules` (by default this process's current mappings).
+    public init(modules: ModuleMap = .current()) {
+        self.moduleMap = modules
+    }
+
+    /// Resolves `address` as given (callers pass the leaf PC and return address − 1 for callers).
+    public func symbolize(_ address: UInt) -> SymbolizedFrame {
+        if let known = cache[address] { return known }
+        var frame = resolve(address)
+        if frame.name.utf8.contains(UInt8(ascii: ";")) {
+            frame.name = String(frame.name.map { $0 == ";" ? ":" : $0 })
+        }
+        cache[address] = frame
+        return frame
+    }
+
+    private func resolve(_ address: UInt) -> SymbolizedFrame {
+        guard let module = moduleMap.module(containing: address) else {
+            if let region = moduleMap.pseudoRegion(containing: address), let vdso = vdso(region) {
+                let vaddr = vdso.vaddr(of: address, mappedAt: region.start, fileOffset: 0)
+                if let index = vdso.symbols.index(covering: vaddr) {
+                    return SymbolizedFrame(name: vdso.demangledName(at: index).name, modulePath: region.name,
+                                           moduleOffset: UInt(vaddr), kind: .native, isResolved: true)
+                }
+            }
+            return SymbolizedFrame(name: pseudoName(address), modulePath: nil, moduleOffset: nil,
+                                   kind: .unknown, isResolved: false)
+        }
+        let image = self.image(for: module.path)
+        let vaddr = image?.vaddr(of: address, mappedAt: module.start, fileOffset: module.fileOffset)
+            ?? UInt64(address - module.start + module.fileOffset)
+        if let image, let index = image.symbols.index(covering: vaddr) {
+            let (name, kind) = image.demangledName(at: index)
+            return SymbolizedFrame(name: name, modulePath: module.path, moduleOffset: UInt(vaddr),
+                                   kind: kind, isResolved: true)
+        }
+        return SymbolizedFrame(name: "\(module.basename)+0x\(String(vaddr, radix: 16))", modulePath: module.path,
+                               moduleOffset: UInt(vaddr), kind: .unknown, isResolved: false)
+    }
+
+    /// `[vdso]+0xOFFSET` for named file-less mappings, `[anon]+0xADDRESS` for anonymous ones,
+    /// `[unknown]` outside every executable mapping.
+    private func pseudoName(_ address: UInt) -> String {
+        guard let region = moduleMap.pseudoRegion(containing: address) else { return "[unknown]" }
+        if region.name.isEmpty { return "[anon]+0x\(String(address, radix: 16))" }
+        return "\(region.name)+0x\(String(address - region.start, radix: 16))"
+    }
+
+    /// The vDSO's symbols, when `region` is this process's vDSO (`AT_SYSINFO_EHDR`); a map
+    /// read from another process's maps text must not make us read our memory at its addresses.
+    private func vdso(_ region: PseudoRegion) -> ModuleImage? {
+        guard region.name == "[vdso]" else { return nil }
+        if let known = vdsoImage { return known }
+        var image: ModuleImage?
+        if auxiliaryValue(33 /* AT_SYSINFO_EHDR */) == region.start, let base = UnsafeRawPointer(bitPattern: region.start),
+           let file = ElfFile(image: UnsafeRawBufferPointer(start: base, count: Int(region.end - region.start))) {
+            image = ModuleImage(file: file)
+        }
+        vdsoImage = .some(image)
+        return image
+    }
+
+    private func image(for path: String) -> ModuleImage? {
+        if let known = images[path] { return known }
+        let image = ModuleImage(path: path)
+        images[path] = .some(image)
+        return image
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+@testable import StackSampler
+
+/// glibc's `int backtrace(void **buffer, int size)` (execinfo.h is not in the Glibc module).
+private typealias Backtrace = @convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>?, Int32) -> Int32
+
+extension SymbolTests {
+    /// A Swift type whose method is symbolized from inside itself.
+    struct Matrix {
+        var values: [Double]
+
+        /// Returns the call stack's return addresses, taken inside this method.
+        @inline(never)
+        func multiply(_ other: Matrix) -> [UInt] {
+            guard let symbol: UnsafeMutableRawPointer = dlsym(nil, "backtrace") else { return [] }
+            let backtrace = unsafeBitCast(symbol, to: Backtrace.self)
+            var frames = [UnsafeMutableRawPointer?](repeating: nil, count: 8)
+            let count = Int(backtrace(&frames, Int32(frames.count)))
+            return frames[0..<count].map { UInt(bitPattern: $0) }
+        }
+    }
+
+    @Suite struct Demangling {
+        @Test func cxxNames() {
+            let result = Demangler.demangle("_ZN3foo3barEv")
+            #expect(result.name == "foo::bar()")
+            #expect(result.kind == .cpp)
+        }
+
+        @Test func plainAndUndemanglableNames() {
+            #expect(Demangler.demangle("memcpy") == ("memcpy", .native))
+            #expect(Demangler.demangle("_Znot valid").kind == .cpp)
+            #expect(Demangler.demangle("_Znot valid").name == "_Znot valid")
+        }
+
+        @Test func swiftMethodSymbolizedFromThisProcess() throws {
+            let matrix = Matrix(values: [1, 2])
+            let returnAddresses = matrix.multiply(matrix)
+            // backtrace()'s first entry is the return address into its caller, `multiply`.
+            let inside = try #require(returnAddresses.first) - 1
+            let frame = Symbolizer(modules: .current()).symbolize(inside)
+            #expect(frame.name.contains("Matrix.multiply("), "got \(frame.name)")
+            #expect(frame.kind == .swift && frame.isResolved)
+        }
+    }
+}
