@@ -30,7 +30,7 @@ static pthread_create_fn real_pthread_create(void) {
     return found;
 }
 
-static void *start_sampled_thread(void *opaque) {
+static void *stacksampler_thread_trampoline(void *opaque) {
     thread_start start = *(thread_start *)opaque;
     free(opaque);
     if (ss_engine_running()) {
@@ -47,7 +47,7 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*
     thread_start *wrapped = malloc(sizeof *wrapped);
     if (!wrapped) return create(thread, attributes, start, argument);
     *wrapped = (thread_start){start, argument};
-    int status = create(thread, attributes, start_sampled_thread, wrapped);
+    int status = create(thread, attributes, stacksampler_thread_trampoline, wrapped);
     if (status != 0) free(wrapped);
     return status;
 }

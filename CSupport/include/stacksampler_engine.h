@@ -102,6 +102,10 @@ size_t ss_thread_list(int32_t *tids, size_t capacity);
  *  pthread_create, all signals blocked. For the profiler's own thread. */
 int ss_spawn_unsampled_thread(pthread_t *thread, void *(*start)(void *), void *argument);
 
+/** Name of the engine's function that starts every thread created while
+ *  sampling; it is the profiler's, not the program's, so profiles omit it. */
+#define SS_THREAD_TRAMPOLINE_NAME "stacksampler_thread_trampoline"
+
 /** Excludes the calling thread from sampling (the sampler thread itself). */
 void ss_thread_exclude_current(void);
 

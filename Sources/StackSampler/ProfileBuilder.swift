@@ -4,7 +4,7 @@ import CSupport
 /// figures, losses, and a name for each unique address (symbolized once each).
 enum ProfileBuilder {
     static func build(from counted: StackAggregator, sampler: SamplerThread, endNanoseconds: UInt64) -> Profile {
-        let stacks = counted.counts.map { key, count in
+        var stacks = counted.counts.map { key, count in
             Profile.Stack(thread: key.thread, addresses: key.frames.reversed(), count: count, isTruncated: key.truncated)
         }
         let threads = counted.threads.map { record in
@@ -19,6 +19,14 @@ enum ProfileBuilder {
         for stack in stacks {
             for address in stack.addresses where frames[address] == nil {
                 frames[address] = symbolizer.symbolize(address)
+            }
+        }
+        let profilerFrames = Set(frames.filter { $0.value.name == SS_THREAD_TRAMPOLINE_NAME }.keys)
+        if !profilerFrames.isEmpty {
+            stacks = stacks.map { stack in
+                var stack = stack
+                stack.addresses.removeAll { profilerFrames.contains($0) }
+                return stack
             }
         }
         var overhead = Profile.Overhead()
