@@ -1,0 +1,36 @@
+import Foundation
+
+/// The built StackSampler artifacts the end-to-end tests run: the preload library and the CLI.
+///
+/// They come from `$STACKSAMPLER_BUILD_DIR` when set, else from `<package root>/.build/release`.
+/// The tests do not build them: `swift test` builds debug products in its own scratch path.
+enum BuildProducts {
+    /// The directory holding the release build products.
+    static var directory: String {
+        if let custom = ProcessInfo.processInfo.environment["STACKSAMPLER_BUILD_DIR"], !custom.isEmpty {
+            return custom
+        }
+        return PackagePaths.root + "/.build/release"
+    }
+
+    /// Path of `libStackSamplerPreload.so`; throws if it has not been built.
+    static func preloadLibrary() throws -> String {
+        try existing("libStackSamplerPreload.so")
+    }
+
+    /// Path of the `stacksampler` CLI; throws if it has not been built.
+    static func cli() throws -> String {
+        try existing("stacksampler")
+    }
+
+    /// `name` inside the build directory, or a clear error telling how to build it.
+    private static func existing(_ name: String) throws -> String {
+        let path = directory + "/" + name
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw HarnessError(
+                "StackSampler is not built: \(path) is missing; run Scripts/test.sh (or swift build -c release) first"
+                    + " (or point STACKSAMPLER_BUILD_DIR at the build directory)")
+        }
+        return path
+    }
+}

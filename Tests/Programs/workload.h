@@ -1,0 +1,47 @@
+/* Helpers shared by the StackSampler end-to-end test programs: clocks, argument parsing,
+ * and a CPU burner that the optimizer cannot delete. Header-only so that every program
+ * still compiles from a single `gcc -O2 program.c` command. */
+#ifndef STACKSAMPLER_WORKLOAD_H
+#define STACKSAMPLER_WORKLOAD_H
+
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* A function the profiler must see as a frame of its own: never inlined into its caller,
+ * never cloned (no `.constprop`/`.isra` suffix) and never merged with a look-alike. */
+#define SAMPLED_FUNCTION __attribute__((noinline, noipa))
+
+/* Seconds on `clock` (CLOCK_THREAD_CPUTIME_ID, CLOCK_PROCESS_CPUTIME_ID, CLOCK_MONOTONIC). */
+static inline double clock_seconds(clockid_t clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* CPU time consumed so far by the calling thread, in seconds. */
+static inline double thread_cpu_seconds(void) { return clock_seconds(CLOCK_THREAD_CPUTIME_ID); }
+
+/* argv[1] as a number of seconds (fractions allowed), or `fallback` when absent. */
+static inline double seconds_argument(int argc, char **argv, double fallback) {
+    return argc > 1 ? strtod(argv[1], NULL) : fallback;
+}
+
+/* Burns CPU in the caller's own frame until the calling thread has used `seconds` more CPU
+ * time. `salt` makes the generated code differ per caller, so look-alike callers stay
+ * distinct functions. Returns a value derived from all the work, so none of it is dead.
+ * The thread clock is a system call (~0.5 us); it is read once per ~20 us of arithmetic so
+ * that nearly all samples land in the caller, not in clock_gettime. */
+static inline __attribute__((always_inline)) uint64_t burn_cpu(double seconds, uint64_t salt) {
+    const double end = thread_cpu_seconds() + seconds;
+    uint64_t x = salt;
+    do {
+        for (int i = 0; i < 16384; i++) {
+            x = x * 6364136223846793005ULL + salt;
+        }
+    } while (thread_cpu_seconds() < end);
+    return x;
+}
+
+#endif
