@@ -30,6 +30,11 @@ int ss_registry_create_timer(int32_t tid, int signo, void **timer_out);
 void ss_registry_delete_timer(void *timer);
 void ss_registry_stop_all(void);
 
+/* signal_hooks.c */
+int ss_real_sigaction(int signo, const struct sigaction *action, struct sigaction *previous);
+void ss_signal_hooks_take(int signo, const struct sigaction *program_action);
+void ss_chain_to_program(int signo, siginfo_t *info, void *context);
+
 /* handler.c */
 extern SS_TLS int ss_tls_unwind_ready;
 extern SS_TLS int ss_tls_excluded;

@@ -39,10 +39,11 @@ int32_t ss_current_tid(void) {
     return tls_tid;
 }
 
+/* The engine's signals carry its cookie: timers in sigev_value (SI_TIMER),
+ * wall-mode requests in the value queued by ss_signal_thread (SI_QUEUE). */
 static int is_own_signal(const siginfo_t *info) {
-    if (ss_active_config.mode == SS_MODE_CPU)
-        return info->si_code == SI_TIMER && info->si_value.sival_ptr == (void *)ss_timer_cookie;
-    return info->si_code == SI_TKILL && info->si_pid == own_pid;
+    if (info->si_value.sival_ptr != (void *)ss_timer_cookie) return 0;
+    return info->si_code == SI_TIMER || (info->si_code == SI_QUEUE && info->si_pid == own_pid);
 }
 
 static void count_handler_time(uint64_t nanoseconds) {
@@ -91,19 +92,21 @@ static void record_sample(const ucontext_t *context) {
 }
 
 static void on_sample_signal(int signo, siginfo_t *info, void *context) {
-    (void)signo;
     int saved_errno = errno;
-    if (atomic_load_explicit(&handler_active, memory_order_relaxed) && !ss_tls_excluded && is_own_signal(info))
-        record_sample(context);
-    else
+    if (is_own_signal(info)) {
+        if (atomic_load_explicit(&handler_active, memory_order_relaxed) && !ss_tls_excluded) record_sample(context);
+    } else {
         atomic_fetch_add_explicit(&foreign_signals, 1, memory_order_relaxed);
+        errno = saved_errno;
+        ss_chain_to_program(signo, info, context);
+    }
     errno = saved_errno;
 }
 
 /* A signal is free when nothing in the program handles it. */
 static int signal_is_free(int signo) {
     struct sigaction current;
-    if (sigaction(signo, NULL, &current) != 0) return 0;
+    if (ss_real_sigaction(signo, NULL, &current) != 0) return 0;
     if (current.sa_flags & SA_SIGINFO) return current.sa_sigaction == on_sample_signal;
     return current.sa_handler == SIG_DFL || current.sa_handler == SIG_IGN;
 }
@@ -125,7 +128,9 @@ int ss_handler_install(int preferred_signo) {
     action.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&action.sa_mask);
     sigaddset(&action.sa_mask, signo);
-    if (sigaction(signo, &action, NULL) != 0) return SS_ERR_NO_SIGNAL;
+    struct sigaction previous;
+    if (ss_real_sigaction(signo, &action, &previous) != 0) return SS_ERR_NO_SIGNAL;
+    if (previous.sa_sigaction != on_sample_signal) ss_signal_hooks_take(signo, &previous);
     own_pid = getpid();
     installed_signo = signo;
     signo_substituted = signo != preferred_signo;
@@ -153,6 +158,13 @@ void ss_thread_prepare_current(void) {
 }
 
 int ss_signal_thread(int32_t tid) {
-    if (syscall(SYS_tgkill, own_pid, tid, installed_signo) != 0) return -errno;
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    info.si_signo = installed_signo;
+    info.si_code = SI_QUEUE;
+    info.si_pid = own_pid;
+    info.si_uid = getuid();
+    info.si_value.sival_ptr = (void *)ss_timer_cookie;
+    if (syscall(SYS_rt_tgsigqueueinfo, own_pid, tid, installed_signo, &info) != 0) return -errno;
     return 0;
 }

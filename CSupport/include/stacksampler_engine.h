@@ -124,7 +124,7 @@ void ss_buffer_advance(void);
 /** Samples dropped because the buffer was full. */
 uint64_t ss_buffer_dropped(void);
 
-/** Signals that arrived on a thread not attached (counted, not recorded). */
+/** Signals of the profiling signal number that were not the engine's own, handed to the program. */
 uint64_t ss_engine_foreign_signals(void);
 
 /** Histogram of time spent in the handler per recorded sample:

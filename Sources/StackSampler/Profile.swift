@@ -39,7 +39,7 @@ public struct Profile: Sendable {
         public var unwindFailures = 0
         /// Wall-mode ticks the sampler thread was too late for.
         public var missedTicks = 0
-        /// Profiling signals that were not the profiler's (ignored).
+        /// Signals of the profiler's signal number that were not the profiler's own: passed to the program's handler.
         public var foreignSignals = 0
     }
 
