@@ -26,7 +26,11 @@ int ss_engine_init(const ss_config *config) {
         if (status != SS_OK) return status;
     }
     ss_active_config = *config;
-    status = ss_handler_install(config->mode == SS_MODE_CPU ? SIGPROF : SIGALRM);
+    /* SIGPROF in both modes: libdispatch blocks SIGALRM in its worker threads
+     * (and threads they create inherit the mask), so wall mode on SIGALRM
+     * would never sample a Swift program's concurrency pool. The engine's
+     * signals carry a cookie, so the program's own SIGPROF stays its own. */
+    status = ss_handler_install(SIGPROF);
     if (status != SS_OK) return status;
     initialised = 1;
     atomic_store(&running, 1);

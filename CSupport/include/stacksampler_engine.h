@@ -20,7 +20,7 @@ extern "C" {
 /** How samples are triggered. */
 typedef enum {
     SS_MODE_CPU = 0,  /**< per-thread CPU-time timers, signal on CPU use */
-    SS_MODE_WALL = 1, /**< caller sends ss_signal_thread() on a wall-clock schedule */
+    SS_MODE_WALL = 1, /**< caller sends ss_signal_thread() on a wall-clock schedule (SIGPROF, queued with the cookie) */
 } ss_mode;
 
 /** Frames of a sample (flexible array members do not reach Swift). */
@@ -76,9 +76,8 @@ void ss_engine_stop(void);
 /** Nonzero between ss_engine_init() and ss_engine_stop(). */
 int ss_engine_running(void);
 
-/** The signal number in use, and whether it is the mode's usual one
- *  (SIGPROF for cpu, SIGALRM for wall) or a substitute because the program
- *  had a handler on the usual one. */
+/** The signal number in use, and whether it is SIGPROF (usual, both modes)
+ *  or a substitute because the program had a handler on SIGPROF. */
 int ss_engine_signal(void);
 int ss_engine_signal_substituted(void);
 

@@ -4,7 +4,7 @@ import CSupport
 public enum SamplingMode: String, Sendable, CaseIterable {
     /// On-CPU time: each thread is sampled as it consumes CPU (SIGPROF from a per-thread CPU-time timer).
     case cpu
-    /// Wall-clock time: every thread is sampled on a fixed schedule, running or blocked.
+    /// Wall-clock time: every thread is sampled on a fixed schedule, running or blocked (SIGPROF sent by the sampler thread).
     case wall
 }
 

@@ -25,6 +25,8 @@ public struct Profile: Sendable {
         public var cpuNanoseconds: UInt64
         /// Time between the thread's first and last sighting, in ns.
         public var observedNanoseconds: UInt64
+        /// The thread blocked the profiling signal when last checked, so it could not be sampled then.
+        public var blocksSignal = false
     }
 
     /// Samples the profiler could not take or could not take whole.

@@ -10,7 +10,8 @@ enum ProfileBuilder {
         let threads = counted.threads.map { record in
             Profile.Thread(id: record.tid, name: record.name, samples: record.samples,
                            cpuNanoseconds: record.cpuNanoseconds,
-                           observedNanoseconds: record.lastSeen &- max(record.firstSeen, sampler.startTime))
+                           observedNanoseconds: record.lastSeen &- max(record.firstSeen, sampler.startTime),
+                           blocksSignal: record.blocksSignal)
         }
         let symbolizationStart = ss_now_ns()
         let modules = ModuleMap.current()

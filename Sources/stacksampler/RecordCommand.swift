@@ -11,7 +11,7 @@ struct RecordCommand: ParsableCommand {
         discussion: "Example: stacksampler record --mode wall --period 1ms -o app.folded -- ./app --flag"
     )
 
-    @Option(help: "cpu (samples on-CPU time, SIGPROF) or wall (all threads on a schedule, SIGALRM).")
+    @Option(help: "cpu (each thread per period of its CPU time) or wall (every thread per period of real time, running or blocked).")
     var mode: String = "cpu"
 
     @Option(help: "Time between two samples of a thread: 10ms, 500us, 1s (from 50us to 60s).")

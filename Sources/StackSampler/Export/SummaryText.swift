@@ -7,7 +7,7 @@ extension Profile {
         let seconds = Double(durationNanoseconds) / 1e9
         let asked = 1e9 / Double(configuration.periodNanoseconds)
         let sampled = threads.filter { $0.samples > 0 }
-        let signal = signalName(signalNumber) + (signalSubstituted ? " (the program handles \(configuration.mode == .cpu ? "SIGPROF" : "SIGALRM"), so another signal is used)" : "")
+        let signal = signalName(signalNumber) + (signalSubstituted ? " (the program handled SIGPROF when profiling started, so another signal is used)" : "")
         var lines = [
             "\(sampleCount) samples from \(sampled.count) of \(threads.count) threads in \(formatted(seconds, 2)) s (\(configuration.mode.rawValue) mode, period \(PeriodParser.format(nanoseconds: configuration.periodNanoseconds)), signal \(signal))",
         ]
@@ -19,6 +19,11 @@ extension Profile {
         }
         lines.append("profiler cost: handler \(formatted(Double(overhead.handlerMedianNanoseconds) / 1000, 1)) us median, \(formatted(Double(overhead.handlerP99Nanoseconds) / 1000, 1)) us p99 per sample; sampler thread \(formatted(Double(overhead.samplerCPUNanoseconds) / 1e6, 1)) ms CPU; symbolization \(formatted(Double(overhead.symbolizationNanoseconds) / 1e6, 1)) ms")
         lines.append("lost: \(losses.droppedSamples) dropped (buffer full), \(losses.truncatedSamples) truncated at depth \(configuration.maxDepth), \(losses.leafOnlySamples) leaf-only (thread not prepared), \(losses.unwindFailures) unwind failures, \(losses.missedTicks) missed ticks")
+        let blocking = threads.filter(\.blocksSignal)
+        if !blocking.isEmpty {
+            let names = blocking.prefix(8).map { "\($0.name) (tid \($0.id))" }.joined(separator: ", ")
+            lines.append("unsampled: \(blocking.count) threads block \(signalName(signalNumber)) and cannot be sampled while they do: \(names)\(blocking.count > 8 ? ", …" : "")")
+        }
         if losses.foreignSignals > 0 {
             lines.append("\(losses.foreignSignals) \(signalName(signalNumber)) signals that were not the profiler's were passed to the program's own handler")
         }

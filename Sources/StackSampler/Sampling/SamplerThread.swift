@@ -12,6 +12,8 @@ final class SamplerThread: @unchecked Sendable {
     private static let ranThresholdNanoseconds: Int64 = 50_000
     private static let scanIntervalNanoseconds: UInt64 = 20_000_000
     private static let cpuModeDrainIntervalNanoseconds: UInt64 = 5_000_000
+    /// How often each thread's signal mask is checked (a thread that blocks the signal is never sampled).
+    private static let maskCheckIntervalNanoseconds: UInt64 = 500_000_000
 
     let configuration: ProfilerConfiguration
     private let stopRequested = Atomic<Bool>(false)
@@ -19,6 +21,7 @@ final class SamplerThread: @unchecked Sendable {
     /// Touched only by the sampler thread until it has been joined.
     private var aggregator = StackAggregator()
     private var cpuAtLastTick: [Int32: Int64] = [:]
+    private var lastMaskCheck: UInt64 = 0
     private var handle = pthread_t()
     private(set) var startTime: UInt64 = 0
     private(set) var missedTicks = 0
@@ -114,10 +117,15 @@ final class SamplerThread: @unchecked Sendable {
             aggregator.threadEnded(tid)
             cpuAtLastTick[tid] = nil
         }
+        let checkMasks = now &- lastMaskCheck >= Self.maskCheckIntervalNanoseconds
+        if checkMasks { lastMaskCheck = now }
         for tid in live {
             let cpu = ss_thread_cpu_time_ns(tid)
             guard cpu >= 0 else { continue }
             aggregator.observe(tid, cpu: cpu, name: ThreadDirectory.name(of: tid), bornDuringSession: !initial, at: now)
+            if checkMasks, let blocked = ThreadDirectory.blocks(tid, signal: ss_engine_signal()) {
+                aggregator.noteSignalBlocked(tid, blocked, at: now)
+            }
         }
     }
 

@@ -71,6 +71,11 @@ struct StackAggregator: Sendable {
         if let name { threads[index].name = name }
     }
 
+    /// Notes whether a live thread blocks the profiling signal.
+    mutating func noteSignalBlocked(_ tid: Int32, _ blocked: Bool, at time: UInt64) {
+        threads[thread(tid, at: time)].blocksSignal = blocked
+    }
+
     /// Forgets the tid of a thread that has exited; its record and stacks stay.
     mutating func threadEnded(_ tid: Int32) {
         if let index = threadIndexByTID.removeValue(forKey: tid) { lastStack[index] = nil }

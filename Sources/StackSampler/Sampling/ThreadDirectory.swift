@@ -5,6 +5,15 @@ enum ThreadDirectory {
         FileIO.directoryEntries("/proc/self/task").compactMap { Int32($0) }
     }
 
+    /// Whether thread `tid` blocks signal `signo` (from `SigBlk` in its status), or nil if it has exited.
+    static func blocks(_ tid: Int32, signal signo: Int32) -> Bool? {
+        guard let status = FileIO.readText("/proc/self/task/\(tid)/status", limit: 8192),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
+              let mask = UInt64(line.dropFirst("SigBlk:".count).trimmingPrefix(while: { $0 == " " || $0 == "\t" }), radix: 16)
+        else { return nil }
+        return signo >= 1 && signo <= 64 && mask & (UInt64(1) << UInt64(signo - 1)) != 0
+    }
+
     /// The thread's name (`comm`), or nil once it has exited.
     static func name(of tid: Int32) -> String? {
         guard let text = FileIO.readText("/proc/self/task/\(tid)/comm", limit: 64) else { return nil }

@@ -12,6 +12,8 @@ struct ThreadRecord: Sendable {
     /// CPU time of the thread when first seen and when last seen, in ns.
     var firstCPU: Int64 = -1
     var lastCPU: Int64 = -1
+    /// The thread blocked the profiling signal when last checked: it cannot be sampled while it does.
+    var blocksSignal = false
     /// Monotonic time when first and last seen, in ns.
     var firstSeen: UInt64
     var lastSeen: UInt64
