@@ -5,11 +5,21 @@
 #define _GNU_SOURCE
 #include "engine_internal.h"
 
+#include <pthread.h>
 #include <signal.h>
 
 ss_config ss_active_config;
 static _Atomic int running;
 static int initialised;
+
+/* A forked child has only the forking thread, no timers and no sampler: the
+ * engine there is stopped and empty, ready for a session of its own. */
+static void reset_in_forked_child(void) {
+    atomic_store(&running, 0);
+    ss_handler_reset_after_fork();
+    ss_registry_forget_after_fork();
+    ss_buffer_reset();
+}
 
 int ss_engine_init(const ss_config *config) {
     if (atomic_load(&running)) return SS_ERR_ALREADY_RUNNING;
@@ -24,7 +34,11 @@ int ss_engine_init(const ss_config *config) {
     if (!initialised) {
         status = ss_buffer_create(config->buffer_slots, config->max_depth);
         if (status != SS_OK) return status;
+        status = ss_fault_guard_install();
+        if (status != SS_OK) return status;
+        pthread_atfork(NULL, NULL, reset_in_forked_child);
     }
+    ss_module_cache_refresh();
     ss_active_config = *config;
     /* SIGPROF in both modes: libdispatch blocks SIGALRM in its worker threads
      * (and threads they create inherit the mask), so wall mode on SIGALRM

@@ -18,6 +18,7 @@ extern ss_config ss_active_config;
 
 /* sample_buffer.c */
 int ss_buffer_create(uint32_t slots, uint32_t max_frames);
+void ss_buffer_reset(void);          /* forked child: empty, no reader or writer running */
 ss_sample *ss_buffer_claim(void);   /* signal-safe; NULL when full (counted) */
 void ss_buffer_publish(ss_sample *sample);
 
@@ -29,16 +30,23 @@ int ss_unwind_backtrace(void **frames, int capacity); /* signal-safe once warmed
 int ss_registry_create_timer(int32_t tid, int signo, void **timer_out);
 void ss_registry_delete_timer(void *timer);
 void ss_registry_stop_all(void);
+void ss_registry_forget_after_fork(void);
 
-/* signal_hooks.c */
+/* signal_hooks.c: installs `handler` on `signo` (also masking `extra_masked`
+ * while it runs, if > 0) and remembers the program's action for chaining. */
 int ss_real_sigaction(int signo, const struct sigaction *action, struct sigaction *previous);
-void ss_signal_hooks_take(int signo, const struct sigaction *program_action);
+int ss_signal_take(int signo, void (*handler)(int, siginfo_t *, void *), int extra_masked);
 void ss_chain_to_program(int signo, siginfo_t *info, void *context);
+
+/* module_cache.c: nonzero while the thread unwinds in the handler. */
+extern SS_TLS int ss_tls_in_handler;
 
 /* handler.c */
 extern SS_TLS int ss_tls_unwind_ready;
 extern SS_TLS int ss_tls_excluded;
 int ss_handler_install(int preferred_signo);
+int ss_fault_guard_install(void);
+void ss_handler_reset_after_fork(void);
 void ss_handler_deactivate(void);
 extern const char ss_timer_cookie[1];
 

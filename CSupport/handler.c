@@ -8,6 +8,7 @@
 #include "engine_internal.h"
 
 #include <errno.h>
+#include <setjmp.h>
 #include <string.h>
 #include <time.h>
 #include <ucontext.h>
@@ -17,6 +18,9 @@
 SS_TLS int ss_tls_unwind_ready;
 SS_TLS int ss_tls_excluded;
 static SS_TLS int32_t tls_tid;
+/* Where a fault inside the unwinder returns to: the sample ends there. */
+static SS_TLS sigjmp_buf unwind_escape;
+static SS_TLS volatile sig_atomic_t unwinding;
 
 static _Atomic int handler_active;
 static _Atomic uint64_t foreign_signals;
@@ -68,8 +72,23 @@ static void record_sample(const ucontext_t *context) {
     uint32_t max_depth = ss_active_config.max_depth;
     int found = -1, count = 0;
     int capacity = (int)max_depth + SS_SKIP_HEADROOM + 1;
+    int faulted = 0;
     if (ss_tls_unwind_ready) {
-        count = ss_unwind_backtrace((void **)sample->frames, capacity);
+        ss_tls_in_handler = 1;
+        unwinding = 1;
+        if (sigsetjmp(unwind_escape, 0) == 0) {
+            count = ss_unwind_backtrace((void **)sample->frames, capacity);
+        } else {
+            faulted = 1;
+            count = 0;
+            sigset_t faults;
+            sigemptyset(&faults);
+            sigaddset(&faults, SIGSEGV);
+            sigaddset(&faults, SIGBUS);
+            pthread_sigmask(SIG_UNBLOCK, &faults, NULL);
+        }
+        unwinding = 0;
+        ss_tls_in_handler = 0;
         for (int i = 0; i < count && i < SS_SKIP_HEADROOM; i++) {
             if (sample->frames[i] == pc) { found = i; break; }
         }
@@ -77,7 +96,8 @@ static void record_sample(const ucontext_t *context) {
     if (found < 0) {
         sample->frames[0] = pc;
         sample->depth = 1;
-        sample->flags = ss_tls_unwind_ready ? SS_SAMPLE_UNWIND_FAILED : SS_SAMPLE_LEAF_ONLY;
+        sample->flags = faulted ? SS_SAMPLE_UNWIND_FAULTED
+                      : ss_tls_unwind_ready ? SS_SAMPLE_UNWIND_FAILED : SS_SAMPLE_LEAF_ONLY;
     } else {
         uint32_t depth = (uint32_t)(count - found);
         if (count == capacity && depth > max_depth) {
@@ -119,18 +139,30 @@ static int choose_signal(int preferred) {
     return -1;
 }
 
+/* A fault while unwinding ends that sample; any other goes to the program. */
+static void on_fault(int signo, siginfo_t *info, void *context) {
+    if (unwinding) {
+        unwinding = 0;
+        siglongjmp(unwind_escape, 1);
+    }
+    ss_chain_to_program(signo, info, context);
+}
+
+int ss_fault_guard_install(void) {
+    if (ss_signal_take(SIGSEGV, on_fault, 0) != 0 || ss_signal_take(SIGBUS, on_fault, 0) != 0) return SS_ERR_NO_SIGNAL;
+    return SS_OK;
+}
+
+void ss_handler_reset_after_fork(void) {
+    atomic_store(&handler_active, 0);
+    tls_tid = 0;
+    own_pid = getpid();
+}
+
 int ss_handler_install(int preferred_signo) {
     int signo = choose_signal(preferred_signo);
     if (signo < 0) return SS_ERR_NO_SIGNAL;
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_sigaction = on_sample_signal;
-    action.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    sigaddset(&action.sa_mask, signo);
-    struct sigaction previous;
-    if (ss_real_sigaction(signo, &action, &previous) != 0) return SS_ERR_NO_SIGNAL;
-    if (previous.sa_sigaction != on_sample_signal) ss_signal_hooks_take(signo, &previous);
+    if (ss_signal_take(signo, on_sample_signal, 0) != 0) return SS_ERR_NO_SIGNAL;
     own_pid = getpid();
     installed_signo = signo;
     signo_substituted = signo != preferred_signo;

@@ -43,6 +43,13 @@ int ss_buffer_create(uint32_t slots, uint32_t max_frames) {
     return SS_OK;
 }
 
+void ss_buffer_reset(void) {
+    if (!slots_base) return;
+    for (uint64_t i = 0; i < slot_count; i++) atomic_store_explicit(&slot_at(i)->sequence, i, memory_order_relaxed);
+    atomic_store(&write_position, 0);
+    read_position = 0;
+}
+
 ss_sample *ss_buffer_claim(void) {
     uint64_t position = atomic_load_explicit(&write_position, memory_order_relaxed);
     for (;;) {

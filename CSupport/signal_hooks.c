@@ -1,10 +1,11 @@
 /*
- * sigaction/signal interposition for the profiler's signal. A program may
- * install its own handler for that signal after the profiler started (a
- * SIGPROF handler in main, a SIGALRM handler for alarm()). The profiler's
- * handler stays installed; the program's action is remembered, reported back
- * by sigaction exactly as the program set it, and every signal that is not
- * the profiler's own is handed to it with its mask and flags.
+ * sigaction/signal interposition for the signals the engine handles: its
+ * sampling signal, and SIGSEGV/SIGBUS (the guard that ends a sample whose
+ * unwinding faulted). A program may install its own handler for any of them
+ * after the profiler started (a SIGPROF handler in main, a crash reporter).
+ * The engine's handler stays installed; the program's action is remembered,
+ * reported back by sigaction exactly as the program set it, and every signal
+ * that is not the engine's own is handed to it with its mask and flags.
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
@@ -17,11 +18,17 @@
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
-/* The program's action for the profiler's signal, double-buffered so the
- * handler always reads a complete one while another thread writes. */
-static struct sigaction program_actions[2];
-static _Atomic int program_action_index;
-static _Atomic int virtualized_signo;
+enum { VIRTUALIZED_CAPACITY = 4 };
+
+/* The program's action for one signal, double-buffered so that a handler
+ * always reads a complete one while another thread writes the other. */
+typedef struct {
+    _Atomic int signo;
+    _Atomic int index;
+    struct sigaction actions[2];
+} virtualized_signal;
+
+static virtualized_signal virtualized[VIRTUALIZED_CAPACITY];
 
 static sigaction_fn resolve_real_sigaction(void) {
     static _Atomic(sigaction_fn) real;
@@ -39,28 +46,57 @@ int ss_real_sigaction(int signo, const struct sigaction *action, struct sigactio
     return real(signo, action, previous);
 }
 
-void ss_signal_hooks_take(int signo, const struct sigaction *program_action) {
-    program_actions[0] = *program_action;
-    atomic_store(&program_action_index, 0);
-    atomic_store(&virtualized_signo, signo);
+static virtualized_signal *find_virtualized(int signo) {
+    for (int i = 0; i < VIRTUALIZED_CAPACITY; i++)
+        if (signo > 0 && atomic_load(&virtualized[i].signo) == signo) return &virtualized[i];
+    return NULL;
 }
 
-static void store_program_action(const struct sigaction *action) {
-    int next = 1 - atomic_load(&program_action_index);
-    program_actions[next] = *action;
-    atomic_store(&program_action_index, next);
+int ss_signal_take(int signo, void (*handler)(int, siginfo_t *, void *), int extra_masked) {
+    struct sigaction action, previous;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = handler;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaddset(&action.sa_mask, signo);
+    if (extra_masked > 0) sigaddset(&action.sa_mask, extra_masked);
+    if (ss_real_sigaction(signo, &action, &previous) != 0) return -1;
+    if (find_virtualized(signo)) return 0; /* taken before: the program's action is already remembered */
+    for (int i = 0; i < VIRTUALIZED_CAPACITY; i++) {
+        if (atomic_load(&virtualized[i].signo) == 0) {
+            virtualized[i].actions[0] = previous;
+            atomic_store(&virtualized[i].index, 0);
+            atomic_store(&virtualized[i].signo, signo);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void store_program_action(virtualized_signal *entry, const struct sigaction *action) {
+    int next = 1 - atomic_load(&entry->index);
+    entry->actions[next] = *action;
+    atomic_store(&entry->index, next);
+}
+
+static struct sigaction default_action(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = SIG_DFL;
+    return action;
 }
 
 void ss_chain_to_program(int signo, siginfo_t *info, void *context) {
-    struct sigaction action = program_actions[atomic_load(&program_action_index)];
+    virtualized_signal *entry = find_virtualized(signo);
+    struct sigaction action = entry ? entry->actions[atomic_load(&entry->index)] : default_action();
     if (!(action.sa_flags & SA_SIGINFO) && action.sa_handler == SIG_IGN) return;
     if (!(action.sa_flags & SA_SIGINFO) && action.sa_handler == SIG_DFL) {
-        /* The default action of the signals the profiler uses ends the
-         * process: let it, as it would without the profiler. */
-        struct sigaction fallback;
-        memset(&fallback, 0, sizeof fallback);
-        fallback.sa_handler = SIG_DFL;
+        /* What the program would have met: the default action. A fault
+         * raised by the kernel happens again on return, now to the default
+         * action (same address, same core dump); anything else is re-sent. */
+        struct sigaction fallback = default_action();
         ss_real_sigaction(signo, &fallback, NULL);
+        if ((signo == SIGSEGV || signo == SIGBUS) && info && info->si_code > 0) return;
         sigset_t unblock;
         sigemptyset(&unblock);
         sigaddset(&unblock, signo);
@@ -71,11 +107,9 @@ void ss_chain_to_program(int signo, siginfo_t *info, void *context) {
     sigset_t previous;
     int masked = !sigisemptyset(&action.sa_mask);
     if (masked) pthread_sigmask(SIG_BLOCK, &action.sa_mask, &previous);
-    if (action.sa_flags & SA_RESETHAND) {
-        struct sigaction reset;
-        memset(&reset, 0, sizeof reset);
-        reset.sa_handler = SIG_DFL;
-        store_program_action(&reset);
+    if ((action.sa_flags & SA_RESETHAND) && entry) {
+        struct sigaction reset = default_action();
+        store_program_action(entry, &reset);
     }
     if (action.sa_flags & SA_SIGINFO)
         action.sa_sigaction(signo, info, context);
@@ -85,9 +119,10 @@ void ss_chain_to_program(int signo, siginfo_t *info, void *context) {
 }
 
 int sigaction(int signo, const struct sigaction *action, struct sigaction *previous) {
-    if (signo <= 0 || signo != atomic_load(&virtualized_signo)) return ss_real_sigaction(signo, action, previous);
-    if (previous) *previous = program_actions[atomic_load(&program_action_index)];
-    if (action) store_program_action(action);
+    virtualized_signal *entry = find_virtualized(signo);
+    if (!entry) return ss_real_sigaction(signo, action, previous);
+    if (previous) *previous = entry->actions[atomic_load(&entry->index)];
+    if (action) store_program_action(entry, action);
     return 0;
 }
 

@@ -107,6 +107,13 @@ size_t ss_thread_list(int32_t *tids, size_t capacity) {
     return count;
 }
 
+void ss_registry_forget_after_fork(void) {
+    /* The child inherits no timer and only the forking thread; the lock may
+     * have been held by a thread that does not exist here. */
+    pthread_mutex_init(&registry_lock, NULL);
+    thread_count = 0;
+}
+
 void ss_registry_stop_all(void) {
     pthread_mutex_lock(&registry_lock);
     while (thread_count > 0) release(&threads[0]);

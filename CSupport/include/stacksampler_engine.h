@@ -31,6 +31,7 @@ enum {
     SS_SAMPLE_TRUNCATED = 1u << 0,   /**< deeper than the configured maximum depth */
     SS_SAMPLE_LEAF_ONLY = 1u << 1,   /**< unwinder not usable on this thread: only the interrupted PC */
     SS_SAMPLE_UNWIND_FAILED = 1u << 2, /**< unwinder gave no frame above the signal frame */
+    SS_SAMPLE_UNWIND_FAULTED = 1u << 3, /**< unwinder read unmapped memory; sample ended at the leaf */
 };
 
 /** One raw sample as stored in the buffer. Frames are leaf first. */
@@ -113,6 +114,11 @@ int64_t ss_thread_cpu_time_ns(int32_t tid);
 
 /** Wall mode: signals thread `tid` to take a sample. Returns 0 or -errno. */
 int ss_signal_thread(int32_t tid);
+
+/** Refreshes the copy of the loader's module list that libunwind is served
+ *  inside the handler (so that it never takes the loader's lock there).
+ *  Cheap when nothing was loaded or unloaded. Call from the sampler thread. */
+void ss_module_cache_refresh(void);
 
 /** Next sample ready for reading, or NULL. Single reader only. */
 const ss_sample *ss_buffer_peek(void);

@@ -39,6 +39,8 @@ public struct Profile: Sendable {
         public var leafOnlySamples = 0
         /// Kept with only the leaf frame: the unwinder failed.
         public var unwindFailures = 0
+        /// Kept with only the leaf frame: the unwinder read unmapped memory (a corrupt or foreign stack).
+        public var unwindFaults = 0
         /// Wall-mode ticks the sampler thread was too late for.
         public var missedTicks = 0
         /// Signals of the profiler's signal number that were not the profiler's own: passed to the program's handler.
@@ -55,6 +57,10 @@ public struct Profile: Sendable {
         /// Time spent naming addresses when the profile was built, in ns.
         public var symbolizationNanoseconds: UInt64 = 0
     }
+
+    /// The profiled process: its pid and name (`/proc/self/comm`).
+    public var processID: Int32 = 0
+    public var processName: String = ""
 
     /// The configuration the session ran with.
     public var configuration: ProfilerConfiguration

@@ -1,4 +1,5 @@
 import CSupport
+import Glibc
 
 /// Turns what the sampler counted into a `Profile`: root-first stacks, thread
 /// figures, losses, and a name for each unique address (symbolized once each).
@@ -41,12 +42,16 @@ enum ProfileBuilder {
         losses.truncatedSamples = counted.truncatedSamples
         losses.leafOnlySamples = counted.leafOnlySamples
         losses.unwindFailures = counted.unwindFailures
+        losses.unwindFaults = counted.unwindFaults
         losses.missedTicks = sampler.missedTicks
         losses.foreignSignals = Int(ss_engine_foreign_signals() - sampler.foreignSignalsAtStart)
-        return Profile(configuration: sampler.configuration, startNanoseconds: sampler.startTime,
+        var profile = Profile(configuration: sampler.configuration, startNanoseconds: sampler.startTime,
                        durationNanoseconds: endNanoseconds &- sampler.startTime,
                        signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0,
                        stacks: stacks, threads: threads, frames: frames, modules: modules.modules, losses: losses,
                        overhead: overhead)
+        profile.processID = getpid()
+        profile.processName = FileIO.readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? ""
+        return profile
     }
 }

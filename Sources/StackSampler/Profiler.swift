@@ -1,9 +1,19 @@
 import CSupport
+import Glibc
 import Synchronization
 
 /// The process-wide profiler: `start` samples every thread of this process, `stop` returns the profile.
 public enum Profiler {
-    private static let session = Mutex<SamplerThread?>(nil)
+    /// The running session and the process that started it: a child made by
+    /// fork() inherits this memory but not the sampler thread, so a session
+    /// of another pid is a parent's, discarded rather than joined.
+    private struct Session: @unchecked Sendable {
+        var sampler: SamplerThread
+        var ownerPID: pid_t
+        var isOwn: Bool { ownerPID == getpid() }
+    }
+
+    private static let session = Mutex<Session?>(nil)
 
     /// Starts sampling all threads every `period` of CPU time (`.cpu`) or wall-clock time (`.wall`).
     public static func start(period: Duration = .milliseconds(10), mode: SamplingMode = .cpu) throws(ProfilerError) {
@@ -13,8 +23,8 @@ public enum Profiler {
     /// Starts sampling with a full configuration. Throws `.alreadyRunning` if a session is running.
     public static func start(_ configuration: ProfilerConfiguration) throws(ProfilerError) {
         let configuration = try configuration.validated()
-        try session.withLock { (current: inout SamplerThread?) throws(ProfilerError) in
-            guard current == nil else { throw .alreadyRunning }
+        try session.withLock { (current: inout Session?) throws(ProfilerError) in
+            guard current?.isOwn != true else { throw .alreadyRunning }
             var engine = ss_config(mode: configuration.mode == .cpu ? SS_MODE_CPU : SS_MODE_WALL,
                                    period_ns: configuration.periodNanoseconds,
                                    max_depth: UInt32(configuration.maxDepth),
@@ -35,19 +45,19 @@ public enum Profiler {
                 ss_engine_stop()
                 throw error
             }
-            current = sampler
+            current = Session(sampler: sampler, ownerPID: getpid())
         }
     }
 
     /// Whether a session is running.
-    public static var isRunning: Bool { session.withLock { $0 != nil } }
+    public static var isRunning: Bool { session.withLock { $0?.isOwn == true } }
 
     /// Stops sampling and returns the symbolized profile. Throws `.notRunning` without a session.
     public static func stop() throws(ProfilerError) -> Profile {
-        let sampler = try session.withLock { (current: inout SamplerThread?) throws(ProfilerError) -> SamplerThread in
-            guard let sampler = current else { throw .notRunning }
-            current = nil
-            return sampler
+        let sampler = try session.withLock { (current: inout Session?) throws(ProfilerError) -> SamplerThread in
+            defer { current = nil }
+            guard let running = current, running.isOwn else { throw .notRunning }
+            return running.sampler
         }
         let end = ss_now_ns()
         let counted = sampler.finish()

@@ -32,14 +32,28 @@ public func stacksamplerPreloadMain() {
     }
     preloadSession.withLock { $0 = PreloadSession(settings: settings, ownerPID: getpid()) }
     atexit(writeProfileAtExit)
+    pthread_atfork(nil, nil, startInForkedChild)
+}
+
+/// A child made by fork() inherits no sampler thread and no timers. With `%p`
+/// in the path it profiles itself into its own file; without, it stays idle
+/// (the exit handler sees that it is not the owner).
+private func startInForkedChild() {
+    guard let session = preloadSession.withLock({ $0 }), session.settings.isPerProcess else { return }
+    do {
+        try Profiler.start(session.settings.configuration)
+    } catch {
+        report("\(error); forked process \(getpid()) is not profiled")
+        return
+    }
+    preloadSession.withLock { $0 = PreloadSession(settings: session.settings, ownerPID: getpid()) }
 }
 
 /// Whether this process should write the output. A program started by the
 /// profiled one inherits the environment; without `%p` in the path it would
 /// overwrite the parent's profile, so it stays idle and says so.
 private func ownsOutput(_ settings: PreloadSettings) -> Bool {
-    let raw = getenv(PreloadSettings.outputVariable).map { String(cString: $0) } ?? ""
-    guard !raw.contains("%p") else { return true }
+    guard !settings.isPerProcess else { return true }
     if let owner = getenv(PreloadSettings.ownerVariable).map({ String(cString: $0) }), owner != String(getpid()) {
         report("process \(getpid()) is a descendant of profiled process \(owner) and \(PreloadSettings.outputVariable) has no %p; not profiling it (put %p in the path to profile every process)")
         return false

@@ -3,17 +3,25 @@ import StackSampler
 
 /// Configuration of the preload library, read from the environment:
 /// `STACKSAMPLER_OUTPUT` (required; `%p` becomes the pid), `STACKSAMPLER_PERIOD`,
-/// `STACKSAMPLER_MODE`, `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_MAX_DEPTH`, `STACKSAMPLER_SUMMARY`.
+/// `STACKSAMPLER_MODE`, `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_PROCESS_ROOT`, `STACKSAMPLER_MAX_DEPTH`,
+/// `STACKSAMPLER_SUMMARY` (`%p` too).
 struct PreloadSettings: Sendable {
     /// The variable that names the output, and the one marking the process that owns an output without `%p`.
     static let outputVariable = "STACKSAMPLER_OUTPUT"
     static let ownerVariable = "STACKSAMPLER_OWNER_PID"
 
-    var outputPath: String
+    /// The output path as given, `%p` not yet replaced.
+    var outputPattern: String
+    var summaryPattern: String?
     var configuration: ProfilerConfiguration
     var options: ExportOptions
-    /// Where the summary goes: nil for nowhere, "-" for stderr, else a file.
-    var summaryPath: String?
+
+    /// Output path for this process.
+    var outputPath: String { outputPattern.replacingPercentP(with: String(getpid())) }
+    /// Where the summary goes: nil for nowhere, "-" for stderr, else a file (for this process).
+    var summaryPath: String? { summaryPattern?.replacingPercentP(with: String(getpid())) }
+    /// Whether every process writes a file of its own (the path has `%p`).
+    var isPerProcess: Bool { outputPattern.contains("%p") }
 
     /// A setting that cannot be used, with the message that explains it.
     struct Problem: Error {
@@ -41,11 +49,13 @@ struct PreloadSettings: Sendable {
             }
             configuration.maxDepth = depth
         }
-        let perThread = variable("STACKSAMPLER_PER_THREAD").map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
-        let pid = String(getpid())
-        return PreloadSettings(outputPath: output.replacingPercentP(with: pid), configuration: configuration,
-                               options: ExportOptions(perThreadRoots: perThread),
-                               summaryPath: variable("STACKSAMPLER_SUMMARY")?.replacingPercentP(with: pid))
+        let options = ExportOptions(perThreadRoots: flag("STACKSAMPLER_PER_THREAD"), processRoot: flag("STACKSAMPLER_PROCESS_ROOT"))
+        return PreloadSettings(outputPattern: output, summaryPattern: variable("STACKSAMPLER_SUMMARY"),
+                               configuration: configuration, options: options)
+    }
+
+    private static func flag(_ name: String) -> Bool {
+        variable(name).map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
     }
 
     private static func variable(_ name: String) -> String? {

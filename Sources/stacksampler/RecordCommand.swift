@@ -26,6 +26,9 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Frames kept per sample; deeper stacks are truncated and marked.")
     var maxDepth: Int = 256
 
+    @Flag(help: "Profile the whole process tree (fork and exec) into one profile, with a root frame [name pid=N] per process.")
+    var followChildren = false
+
     @Argument(parsing: .captureForPassthrough, help: "The command to profile, after --.")
     var command: [String] = []
 
@@ -59,7 +62,10 @@ struct RecordCommand: ParsableCommand {
         var environment = ProcessInfo.processInfo.environment
         environment["STACKSAMPLER_OWNER_PID"] = nil
         environment["LD_PRELOAD"] = [library, environment["LD_PRELOAD"]].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
-        environment["STACKSAMPLER_OUTPUT"] = outputPath
+        let processDirectory = summaryDirectory.appendingPathComponent("processes")
+        try FileManager.default.createDirectory(at: processDirectory, withIntermediateDirectories: true)
+        environment["STACKSAMPLER_OUTPUT"] = followChildren ? processDirectory.appendingPathComponent("%p.folded").path : outputPath
+        environment["STACKSAMPLER_PROCESS_ROOT"] = followChildren ? "1" : "0"
         environment["STACKSAMPLER_PERIOD"] = period
         environment["STACKSAMPLER_MODE"] = mode
         environment["STACKSAMPLER_MAX_DEPTH"] = String(maxDepth)
@@ -77,6 +83,10 @@ struct RecordCommand: ParsableCommand {
             printError(summary, raw: true)
         } else {
             printError("no profile was written: the program \(ending.description) without running its exit handlers (_exit, exec or a fatal signal)")
+        }
+        if followChildren {
+            let count = try ProcessTreeProfile.merge(directory: processDirectory.path, into: outputPath)
+            printError("merged the profiles of \(count) processes into \(outputPath)")
         }
         if case .signalled = ending { printError("the program \(ending.description)") }
         throw ExitCode(ending.shellStatus)

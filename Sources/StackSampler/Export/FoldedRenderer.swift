@@ -6,6 +6,7 @@ enum FoldedRenderer: ProfileRenderer {
         var counts: [String: Int] = [:]
         for stack in profile.stacks {
             var names: [String] = []
+            if options.processRoot { names.append("[\(profile.processName) pid=\(profile.processID)]") }
             if options.perThreadRoots, profile.threads.indices.contains(stack.thread) {
                 let thread = profile.threads[stack.thread]
                 names.append("[\(thread.name) tid=\(thread.id)]")

@@ -8,10 +8,13 @@ public enum OutputFormat: String, Sendable, CaseIterable {
 public struct ExportOptions: Sendable {
     /// Adds a root frame `[name tid=N]` per thread instead of merging threads.
     public var perThreadRoots: Bool
+    /// Adds a root frame `[name pid=N]` for the process (to merge the profiles of a process tree).
+    public var processRoot: Bool
 
-    /// Creates options; by default threads are merged.
-    public init(perThreadRoots: Bool = false) {
+    /// Creates options; by default threads are merged and no process frame is added.
+    public init(perThreadRoots: Bool = false, processRoot: Bool = false) {
         self.perThreadRoots = perThreadRoots
+        self.processRoot = processRoot
     }
 }
 

@@ -78,6 +78,7 @@ final class SamplerThread: @unchecked Sendable {
         while !stopRequested.load(ordering: .acquiring) {
             sleep(until: nextWake)
             let now = ss_now_ns()
+            ss_module_cache_refresh()
             drain()
             if now &- lastScan >= Self.scanIntervalNanoseconds {
                 scanThreads(initial: false)

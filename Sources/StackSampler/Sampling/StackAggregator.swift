@@ -20,6 +20,8 @@ struct StackAggregator: Sendable {
     private(set) var leafOnlySamples = 0
     /// Samples where the unwinder found nothing above the interrupted PC.
     private(set) var unwindFailures = 0
+    /// Samples whose unwinding read unmapped memory and was cut short.
+    private(set) var unwindFaults = 0
 
     /// The record index of the live thread `tid`, creating one if the tid is new.
     mutating func thread(_ tid: Int32, at time: UInt64) -> Int {
@@ -40,6 +42,7 @@ struct StackAggregator: Sendable {
         if truncated { truncatedSamples += 1 }
         if flags & UInt32(SS_SAMPLE_LEAF_ONLY) != 0 { leafOnlySamples += 1 }
         if flags & UInt32(SS_SAMPLE_UNWIND_FAILED) != 0 { unwindFailures += 1 }
+        if flags & UInt32(SS_SAMPLE_UNWIND_FAULTED) != 0 { unwindFaults += 1 }
         let key = StackKey(thread: index, frames: frames.map { UInt($0) }, truncated: truncated)
         counts[key, default: 0] += 1
         lastStack[index] = key
