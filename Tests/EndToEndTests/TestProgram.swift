@@ -13,10 +13,28 @@ enum TestProgram: String, CaseIterable, Sendable {
     case exitStatus = "exit_status"
     /// Swift; spends its time in `Matrix.multiply(_:)`.
     case matrix
+    /// C++; dlopen/dlclose, exceptions and dl_iterate_phdr on three threads at once.
+    case loaderChurn = "loader_churn"
+    /// The shared library loader_churn opens and closes.
+    case plugin
+    /// SIGSEGV the program handles itself, one it does not, and code without unwind info.
+    case faults
+    /// Recursion 100,000 frames deep.
+    case deep
+    /// Sleeping threads (EINTR counts) and a thread that blocks SIGPROF.
+    case sleepers
+    /// Thousands of short-lived threads; counts the process's POSIX timers.
+    case churn
+    /// Forks children with known exit statuses, and one that execs /bin/true.
+    case forker
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
-        self == .matrix ? "matrix.swift" : rawValue + ".c"
+        switch self {
+        case .matrix: "matrix.swift"
+        case .loaderChurn: rawValue + ".cpp"
+        default: rawValue + ".c"
+        }
     }
 
     /// The compiler command line, minus the output path and source.
@@ -24,8 +42,10 @@ enum TestProgram: String, CaseIterable, Sendable {
     private var compiler: [String] {
         switch self {
         case .matrix: ["swiftc", "-O"]
-        case .threads: ["gcc", "-O2", "-pthread"]
-        case .split, .ownSigprof, .exitStatus: ["gcc", "-O2"]
+        case .loaderChurn: ["g++", "-O2", "-pthread"]
+        case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
+        case .threads, .deep, .sleepers, .churn: ["gcc", "-O2", "-pthread"]
+        case .split, .ownSigprof, .exitStatus, .faults, .forker: ["gcc", "-O2"]
         }
     }
 

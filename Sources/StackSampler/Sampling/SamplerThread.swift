@@ -140,12 +140,17 @@ final class SamplerThread: @unchecked Sendable {
     }
 
     /// Wall mode: one sample of every attached thread, signalling only those that ran.
+    /// A thread that ran for only part of the interval and is blocked again now (it
+    /// woke briefly from a sleep) is not signalled either: the signal would end its
+    /// sleep early with EINTR, and it is most likely asleep where it was last sampled.
     private func tick(at now: UInt64) {
+        let partRun = Int64(configuration.periodNanoseconds / 2)
         for tid in attachedThreads() {
             let cpu = ss_thread_cpu_time_ns(tid)
             guard cpu >= 0 else { continue }
             let previous = cpuAtLastTick.updateValue(cpu, forKey: tid)
-            if let previous, cpu - previous < Self.ranThresholdNanoseconds, aggregator.hasStack(tid) {
+            if let previous, aggregator.hasStack(tid),
+               cpu - previous < Self.ranThresholdNanoseconds || (cpu - previous < partRun && ThreadDirectory.isBlocked(tid)) {
                 aggregator.repeatLast(tid, at: now)
             } else if ss_signal_thread(tid) == 0 {
                 signalsSent += 1
