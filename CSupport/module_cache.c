@@ -33,6 +33,7 @@ static _Atomic int published = -1;
 static _Atomic int readers[2];
 static unsigned long long cached_adds = ~0ull, cached_subs = ~0ull;
 static _Atomic uint64_t overflowed;
+static _Atomic uint64_t generation;
 
 SS_TLS int ss_tls_in_handler;
 
@@ -81,9 +82,12 @@ void ss_module_cache_refresh(void) {
     lists[target].count = 0;
     real(copy_module, &lists[target]);
     atomic_store(&published, target);
+    atomic_fetch_add(&generation, 1);
     cached_adds = counters.adds;
     cached_subs = counters.subs;
 }
+
+uint64_t ss_module_cache_generation(void) { return atomic_load(&generation); }
 
 int dl_iterate_phdr(phdr_callback callback, void *data) {
     if (ss_tls_in_handler) {

@@ -120,6 +120,9 @@ int ss_signal_thread(int32_t tid);
  *  Cheap when nothing was loaded or unloaded. Call from the sampler thread. */
 void ss_module_cache_refresh(void);
 
+/** Counts the refreshes that found the module list changed (dlopen, dlclose). */
+uint64_t ss_module_cache_generation(void);
+
 /** Next sample ready for reading, or NULL. Single reader only. */
 const ss_sample *ss_buffer_peek(void);
 

@@ -5,7 +5,7 @@ import Glibc
 /// figures, losses, and a name for each unique address (symbolized once each).
 enum ProfileBuilder {
     static func build(from counted: StackAggregator, sampler: SamplerThread, endNanoseconds: UInt64) -> Profile {
-        var stacks = counted.counts.map { key, count in
+        let stacks = counted.counts.map { key, count in
             Profile.Stack(thread: key.thread, addresses: key.frames.reversed(), count: count, isTruncated: key.truncated)
         }
         let threads = counted.threads.map { record in
@@ -16,6 +16,25 @@ enum ProfileBuilder {
         }
         let symbolizationStart = ss_now_ns()
         let modules = ModuleMap.current()
+        let (named, frames) = symbolize(stacks, modules: modules)
+        var overhead = Profile.Overhead()
+        overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart
+        let timing = HandlerTiming.snapshot().since(sampler.handlerTimingAtStart)
+        overhead.handlerMedianNanoseconds = timing.percentile(0.5)
+        overhead.handlerP99Nanoseconds = timing.percentile(0.99)
+        overhead.samplerCPUNanoseconds = sampler.ownCPUNanoseconds
+        var profile = Profile(configuration: sampler.configuration, startNanoseconds: sampler.startTime,
+                              durationNanoseconds: endNanoseconds &- sampler.startTime,
+                              signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0,
+                              stacks: named, threads: threads, frames: frames, modules: modules.modules,
+                              losses: sampler.losses(counted), overhead: overhead)
+        profile.processID = getpid()
+        profile.processName = FileIO.readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? ""
+        return profile
+    }
+
+    /// Names every address of `stacks` once, and drops the profiler's own thread-start frame.
+    static func symbolize(_ stacks: [Profile.Stack], modules: ModuleMap) -> ([Profile.Stack], [UInt: SymbolizedFrame]) {
         let symbolizer = Symbolizer(modules: modules)
         var frames: [UInt: SymbolizedFrame] = [:]
         for stack in stacks {
@@ -24,34 +43,12 @@ enum ProfileBuilder {
             }
         }
         let profilerFrames = Set(frames.filter { $0.value.name == SS_THREAD_TRAMPOLINE_NAME }.keys)
-        if !profilerFrames.isEmpty {
-            stacks = stacks.map { stack in
-                var stack = stack
-                stack.addresses.removeAll { profilerFrames.contains($0) }
-                return stack
-            }
+        guard !profilerFrames.isEmpty else { return (stacks, frames) }
+        let cleaned = stacks.map { stack in
+            var stack = stack
+            stack.addresses.removeAll { profilerFrames.contains($0) }
+            return stack
         }
-        var overhead = Profile.Overhead()
-        overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart
-        let timing = HandlerTiming.snapshot().since(sampler.handlerTimingAtStart)
-        overhead.handlerMedianNanoseconds = timing.percentile(0.5)
-        overhead.handlerP99Nanoseconds = timing.percentile(0.99)
-        overhead.samplerCPUNanoseconds = sampler.ownCPUNanoseconds
-        var losses = Profile.Losses()
-        losses.droppedSamples = Int(ss_buffer_dropped() - sampler.droppedAtStart)
-        losses.truncatedSamples = counted.truncatedSamples
-        losses.leafOnlySamples = counted.leafOnlySamples
-        losses.unwindFailures = counted.unwindFailures
-        losses.unwindFaults = counted.unwindFaults
-        losses.missedTicks = sampler.missedTicks
-        losses.foreignSignals = Int(ss_engine_foreign_signals() - sampler.foreignSignalsAtStart)
-        var profile = Profile(configuration: sampler.configuration, startNanoseconds: sampler.startTime,
-                       durationNanoseconds: endNanoseconds &- sampler.startTime,
-                       signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0,
-                       stacks: stacks, threads: threads, frames: frames, modules: modules.modules, losses: losses,
-                       overhead: overhead)
-        profile.processID = getpid()
-        profile.processName = FileIO.readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? ""
-        return profile
+        return (cleaned, frames)
     }
 }

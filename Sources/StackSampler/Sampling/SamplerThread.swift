@@ -69,6 +69,14 @@ final class SamplerThread: @unchecked Sendable {
         return aggregator
     }
 
+    /// The losses of this session, from the sampler's counts and the engine's counters.
+    func losses(_ counted: StackAggregator) -> Profile.Losses {
+        Profile.Losses(droppedSamples: Int(ss_buffer_dropped() - droppedAtStart), truncatedSamples: counted.truncatedSamples,
+                       leafOnlySamples: counted.leafOnlySamples, unwindFailures: counted.unwindFailures,
+                       unwindFaults: counted.unwindFaults, missedTicks: missedTicks,
+                       foreignSignals: Int(ss_engine_foreign_signals() - foreignSignalsAtStart))
+    }
+
     private func run() {
         ss_thread_exclude_current()
         ownTID.store(ss_current_tid(), ordering: .relaxed)

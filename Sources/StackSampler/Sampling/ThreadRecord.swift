@@ -1,6 +1,6 @@
 /// What the sampler knows of one thread of the profiled process. A tid reused by
 /// a later thread gets a new record, so two threads' stacks are never mixed.
-struct ThreadRecord: Sendable {
+struct ThreadRecord: Sendable, Equatable {
     /// Kernel thread id.
     var tid: Int32
     /// Name from /proc (`comm`), as last read.

@@ -1,0 +1,153 @@
+import CSupport
+import Glibc
+
+/// Streams a session into a raw recording (see `RawFormat`) while it runs, from
+/// the sampler thread: stacks once each, then samples as (stack id, time), thread
+/// names and figures, losses, and the module map with build ids. Flushed at
+/// least every 250 ms, so a process killed at any moment leaves all but its
+/// last quarter second behind.
+final class RawStreamWriter {
+    private static let flushIntervalNanoseconds: UInt64 = 250_000_000
+    private static let moduleIntervalNanoseconds: UInt64 = 1_000_000_000
+    private static let bufferLimit = 256 << 10
+
+    private let descriptor: Int32
+    private var encoder = RawEncoder()
+    private var stackIDs: [StackAggregator.StackKey: UInt32] = [:]
+    private var samples = RawEncoder()
+    private var sampleCount: UInt32 = 0
+    private var streamedThreads: [Int: ThreadRecord] = [:]
+    private var lastFlush: UInt64 = 0
+    private var lastModules: UInt64 = 0
+    private var moduleGeneration: UInt64 = 0
+    private(set) var writeError: String?
+
+    /// Opens (creates, truncates) `path`; not inherited across exec.
+    init(path: String) throws(ProfilerError) {
+        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .outputFailed(path: path, reason: String(cString: strerror(errno))) }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Writes the magic, the header and the module map.
+    func begin(configuration: ProfilerConfiguration, startNanoseconds: UInt64) {
+        encoder.bytes += RawFormat.magic
+        let name = FileIO.readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? ""
+        encoder.record(.header) {
+            $0.u16(RawFormat.version)
+            $0.u8(configuration.mode == .cpu ? 0 : 1)
+            $0.u64(configuration.periodNanoseconds)
+            $0.u32(UInt32(configuration.maxDepth))
+            $0.i32(getpid())
+            $0.u64(startNanoseconds)
+            $0.string(name)
+        }
+        streamModules(now: startNanoseconds)
+        flush(now: startNanoseconds)
+    }
+
+    /// Adds one sample of `stack` taken at `time`.
+    func sample(_ stack: StackAggregator.StackKey, at time: UInt64, threads: [ThreadRecord]) {
+        if streamedThreads[stack.thread] == nil { streamThread(stack.thread, threads[stack.thread]) }
+        let id: UInt32
+        if let known = stackIDs[stack] {
+            id = known
+        } else {
+            id = UInt32(stackIDs.count)
+            stackIDs[stack] = id
+            encoder.record(.stack) {
+                $0.u32(id)
+                $0.u32(UInt32(stack.thread))
+                $0.u8(stack.truncated ? 1 : 0)
+                $0.u16(UInt16(stack.frames.count))
+                for address in stack.frames { $0.u64(UInt64(address)) }
+            }
+        }
+        samples.u32(id)
+        samples.u64(time)
+        sampleCount += 1
+    }
+
+    /// Flushes when the interval has passed or the buffer is large; `threads` and `losses` are streamed with it.
+    func flushIfDue(now: UInt64, threads: [ThreadRecord], losses: Profile.Losses) {
+        guard now &- lastFlush >= Self.flushIntervalNanoseconds || encoder.bytes.count + samples.bytes.count >= Self.bufferLimit else { return }
+        finishBatch(threads: threads, losses: losses, now: now)
+        if ss_module_cache_generation() != moduleGeneration, now &- lastModules >= Self.moduleIntervalNanoseconds { streamModules(now: now) }
+        flush(now: now)
+    }
+
+    /// Writes everything left and the end record.
+    func end(durationNanoseconds: UInt64, threads: [ThreadRecord], losses: Profile.Losses) {
+        let now = ss_now_ns()
+        finishBatch(threads: threads, losses: losses, now: now)
+        streamModules(now: now)
+        encoder.record(.end) { $0.u64(durationNanoseconds) }
+        flush(now: now)
+    }
+
+    private func finishBatch(threads: [ThreadRecord], losses: Profile.Losses, now: UInt64) {
+        for (index, thread) in threads.enumerated() where streamedThreads[index] != thread { streamThread(index, thread) }
+        if sampleCount > 0 {
+            let batch = samples.bytes
+            let count = sampleCount
+            encoder.record(.samples) {
+                $0.u32(count)
+                $0.bytes += batch
+            }
+            samples = RawEncoder()
+            sampleCount = 0
+        }
+        encoder.record(.counters) {
+            for value in [losses.droppedSamples, losses.truncatedSamples, losses.leafOnlySamples, losses.unwindFailures,
+                          losses.unwindFaults, losses.missedTicks, losses.foreignSignals] {
+                $0.u64(UInt64(max(0, value)))
+            }
+        }
+    }
+
+    private func streamThread(_ index: Int, _ thread: ThreadRecord) {
+        streamedThreads[index] = thread
+        encoder.record(.thread) {
+            $0.u32(UInt32(index))
+            $0.i32(thread.tid)
+            $0.string(thread.name)
+            $0.u64(thread.cpuNanoseconds)
+            $0.u64(thread.firstSeen)
+            $0.u64(thread.lastSeen)
+        }
+    }
+
+    private func streamModules(now: UInt64) {
+        moduleGeneration = ss_module_cache_generation()
+        lastModules = now
+        let maps = FileIO.readText("/proc/self/maps") ?? ""
+        let modules = ModuleMap(mapsText: maps).modules
+        var seen = Set<String>()
+        let unique = modules.filter { seen.insert($0.path).inserted }
+        encoder.record(.modules) {
+            $0.string(maps)
+            $0.u32(UInt32(unique.count))
+            for module in unique {
+                $0.string(module.path)
+                $0.string(module.buildID ?? "")
+            }
+        }
+    }
+
+    private func flush(now: UInt64) {
+        lastFlush = now
+        var offset = 0
+        let bytes = encoder.bytes
+        while offset < bytes.count, writeError == nil {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                writeError = String(cString: strerror(errno))
+            } else {
+                offset += written
+            }
+        }
+        encoder.bytes.removeAll(keepingCapacity: true)
+    }
+}

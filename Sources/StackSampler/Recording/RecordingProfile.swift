@@ -1,0 +1,47 @@
+extension ProfileBuilder {
+    /// A profile from a raw recording, named through the files on this machine now.
+    /// The warnings say where that may be wrong: a module whose build id differs from
+    /// the one recorded (rebuilt or upgraded since), a recording cut short.
+    static func build(from recording: RawRecording) -> (profile: Profile, warnings: [String]) {
+        var counts: [Int: Int] = [:]
+        for sample in recording.samples { counts[sample.stack, default: 0] += 1 }
+        let indices = recording.threads.keys.sorted()
+        let position = Dictionary(uniqueKeysWithValues: indices.enumerated().map { ($1, $0) })
+        let stacks = counts.compactMap { id, count -> Profile.Stack? in
+            guard let stack = recording.stacks[id], let thread = position[stack.thread] else { return nil }
+            return Profile.Stack(thread: thread, addresses: stack.addresses.reversed(), count: count, isTruncated: stack.isTruncated)
+        }
+        var samplesPerThread: [Int: Int] = [:]
+        for stack in stacks { samplesPerThread[stack.thread, default: 0] += stack.count }
+        let start = recording.header.startNanoseconds
+        let threads = indices.enumerated().map { position, index in
+            let thread = recording.threads[index]!
+            return Profile.Thread(id: thread.tid, name: thread.name, samples: samplesPerThread[position] ?? 0,
+                                  cpuNanoseconds: thread.cpuNanoseconds,
+                                  observedNanoseconds: thread.lastSeenNanoseconds &- max(thread.firstSeenNanoseconds, start))
+        }
+        let modules = ModuleMap(mapsText: recording.mapsText)
+        var warnings: [String] = []
+        let current = Dictionary(modules.modules.map { ($0.path, $0.buildID) }, uniquingKeysWith: { first, _ in first })
+        for recorded in recording.modules {
+            guard let recordedID = recorded.buildID, let now = current[recorded.path] else { continue }
+            if now != recordedID {
+                warnings.append("\(recorded.path) has changed since it was recorded (build id \(recordedID), now \(now ?? "none")); its names may be wrong")
+            }
+        }
+        if let tail = recording.truncatedTail {
+            warnings.append("the recording ends inside a record at byte \(tail.offset) (the program was stopped while writing); the samples before it are used")
+        }
+        let (named, frames) = symbolize(stacks, modules: modules)
+        let lastSample = recording.samples.last?.timeNanoseconds ?? start
+        var configuration = ProfilerConfiguration(mode: recording.header.mode, maxDepth: max(1, recording.header.maxDepth))
+        configuration.period = .nanoseconds(Int64(clamping: recording.header.periodNanoseconds))
+        var profile = Profile(configuration: configuration, startNanoseconds: start,
+                              durationNanoseconds: recording.durationNanoseconds ?? (lastSample &- start),
+                              signalNumber: 0, signalSubstituted: false, stacks: named, threads: threads, frames: frames,
+                              modules: modules.modules, losses: recording.losses)
+        profile.processID = recording.header.processID
+        profile.processName = recording.header.processName
+        return (profile, warnings)
+    }
+}
