@@ -18,6 +18,9 @@ public struct ProfilerConfiguration: Sendable {
     public var maxDepth: Int
     /// Samples the engine's buffer holds between two drains; beyond it samples are dropped and counted.
     public var bufferSlots: Int
+    /// Where to stream the session as it runs (a raw recording, see `RawRecording`), so that a
+    /// profile can be made even if the process is killed; nil for no stream.
+    public var recordingPath: String?
 
     /// Creates a configuration; the defaults sample every 10 ms of CPU time, 256 frames deep.
     public init(period: Duration = .milliseconds(10), mode: SamplingMode = .cpu, maxDepth: Int = 256, bufferSlots: Int = 4096) {

@@ -40,8 +40,10 @@ public func stacksamplerPreloadMain() {
 /// (the exit handler sees that it is not the owner).
 private func startInForkedChild() {
     guard let session = preloadSession.withLock({ $0 }), session.settings.isPerProcess else { return }
+    var configuration = session.settings.configuration
+    configuration.recordingPath = getenv("STACKSAMPLER_RAW").map { String(cString: $0).replacingPercentP(with: String(getpid())) }
     do {
-        try Profiler.start(session.settings.configuration)
+        try Profiler.start(configuration)
     } catch {
         report("\(error); forked process \(getpid()) is not profiled")
         return

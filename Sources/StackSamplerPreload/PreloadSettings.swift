@@ -43,6 +43,7 @@ struct PreloadSettings: Sendable {
             }
             configuration.mode = mode
         }
+        configuration.recordingPath = variable("STACKSAMPLER_RAW")?.replacingPercentP(with: String(getpid()))
         if let text = variable("STACKSAMPLER_MAX_DEPTH") {
             guard let depth = Int(text), (1...4096).contains(depth) else {
                 throw Problem(message: "STACKSAMPLER_MAX_DEPTH=\(text) is not a depth; use a whole number from 1 to 4096")

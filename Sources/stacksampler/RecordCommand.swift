@@ -71,6 +71,8 @@ struct RecordCommand: ParsableCommand {
         environment["STACKSAMPLER_MAX_DEPTH"] = String(maxDepth)
         environment["STACKSAMPLER_PER_THREAD"] = perThread ? "1" : "0"
         environment["STACKSAMPLER_SUMMARY"] = summaryPattern
+        let rawPattern = summaryDirectory.appendingPathComponent("raw-%p").path
+        environment["STACKSAMPLER_RAW"] = rawPattern
         if environment["SWIFT_BACKTRACE"] == nil && !ExecutableLookup.linksSwiftRuntime(executable) {
             // The Swift runtime the library brings would install crash handlers in a non-Swift program.
             environment["SWIFT_BACKTRACE"] = "enable=no"
@@ -82,7 +84,11 @@ struct RecordCommand: ParsableCommand {
         if let summary = try? String(contentsOfFile: summaryPath, encoding: .utf8) {
             printError(summary, raw: true)
         } else {
-            printError("no profile was written: the program \(ending.description) without running its exit handlers (_exit, exec or a fatal signal)")
+            let pid = String(child.pid)
+            let target = followChildren ? processDirectory.appendingPathComponent("\(pid).folded").path : outputPath
+            let lines = StreamRecovery.recover(rawPath: rawPattern.replacingOccurrences(of: "%p", with: pid), into: target,
+                                               options: ExportOptions(perThreadRoots: perThread, processRoot: followChildren), ending: ending)
+            lines.forEach { printError($0) }
         }
         if followChildren {
             let count = try ProcessTreeProfile.merge(directory: processDirectory.path, into: outputPath)

@@ -27,6 +27,8 @@ enum TestProgram: String, CaseIterable, Sendable {
     case churn
     /// Forks children with known exit statuses, and one that execs /bin/true.
     case forker
+    /// Dies without running exit handlers: _exit, abort, SIGSEGV, or waits to be killed.
+    case victim
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -45,7 +47,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .threads, .deep, .sleepers, .churn: ["gcc", "-O2", "-pthread"]
-        case .split, .ownSigprof, .exitStatus, .faults, .forker: ["gcc", "-O2"]
+        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim: ["gcc", "-O2"]
         }
     }
 

@@ -4,7 +4,8 @@
 /// A file is the 8-byte magic `STKSMPL1`, then records. A record is
 /// `kind (u8) · length (u32) · payload · crc32 (u32)`, all little-endian, the
 /// CRC over kind, length and payload. Payloads:
-/// - `header`: version u16, mode u8, period ns u64, max depth u32, pid i32, start ns u64, process name
+/// - `header`: version u16, mode u8, period ns u64, max depth u32, pid i32, start ns u64, process name,
+///   signal u16, signal substituted u8
 /// - `modules`: /proc/self/maps text, count u32, then per module: path, build id (empty if none)
 /// - `thread`: thread index u32, tid i32, name, CPU ns u64, first seen ns u64, last seen ns u64
 /// - `stack`: stack id u32, thread index u32, flags u8 (1 = truncated), depth u16, addresses u64 × depth (leaf first)

@@ -8,6 +8,8 @@ public struct RawRecording: Sendable {
         public var processID: Int32
         public var startNanoseconds: UInt64
         public var processName: String
+        public var signalNumber: Int32
+        public var signalSubstituted: Bool
     }
 
     /// A module as the process had it mapped, with the build id it had then.
@@ -122,7 +124,8 @@ public struct RawRecording: Sendable {
         let modeByte = try payload.u8()
         guard modeByte <= 1 else { throw payload.error("unknown sampling mode \(modeByte)") }
         return Header(mode: modeByte == 0 ? .cpu : .wall, periodNanoseconds: try payload.u64(), maxDepth: Int(try payload.u32()),
-                      processID: try payload.i32(), startNanoseconds: try payload.u64(), processName: try payload.string())
+                      processID: try payload.i32(), startNanoseconds: try payload.u64(), processName: try payload.string(),
+                      signalNumber: Int32(try payload.u16()), signalSubstituted: try payload.u8() != 0)
     }
 
     private mutating func apply(_ kind: RawFormat.Kind, _ payload: inout RawDecoder) throws(RawFormatError) {

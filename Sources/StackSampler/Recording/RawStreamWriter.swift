@@ -42,6 +42,8 @@ final class RawStreamWriter {
             $0.i32(getpid())
             $0.u64(startNanoseconds)
             $0.string(name)
+            $0.u16(UInt16(clamping: ss_engine_signal()))
+            $0.u8(ss_engine_signal_substituted() != 0 ? 1 : 0)
         }
         streamModules(now: startNanoseconds)
         flush(now: startNanoseconds)

@@ -1,3 +1,21 @@
+extension Profile {
+    /// A profile from a raw recording, named through the files on this machine now, and
+    /// warnings where that may be wrong (changed build ids, a recording cut short).
+    public static func fromRecording(_ recording: RawRecording) -> (profile: Profile, warnings: [String]) {
+        ProfileBuilder.build(from: recording)
+    }
+}
+
+extension RawRecording {
+    /// Reads the recording at `path` (see `init(bytes:toleratingTruncatedTail:)`).
+    public init(contentsOf path: String, toleratingTruncatedTail: Bool = false) throws(RawFormatError) {
+        guard let bytes = FileIO.readBytes(path) else {
+            throw RawFormatError(offset: 0, problem: "\(path) cannot be read")
+        }
+        try self.init(bytes: bytes, toleratingTruncatedTail: toleratingTruncatedTail)
+    }
+}
+
 extension ProfileBuilder {
     /// A profile from a raw recording, named through the files on this machine now.
     /// The warnings say where that may be wrong: a module whose build id differs from
@@ -38,7 +56,7 @@ extension ProfileBuilder {
         configuration.period = .nanoseconds(Int64(clamping: recording.header.periodNanoseconds))
         var profile = Profile(configuration: configuration, startNanoseconds: start,
                               durationNanoseconds: recording.durationNanoseconds ?? (lastSample &- start),
-                              signalNumber: 0, signalSubstituted: false, stacks: named, threads: threads, frames: frames,
+                              signalNumber: recording.header.signalNumber, signalSubstituted: recording.header.signalSubstituted, stacks: named, threads: threads, frames: frames,
                               modules: modules.modules, losses: recording.losses)
         profile.processID = recording.header.processID
         profile.processName = recording.header.processName

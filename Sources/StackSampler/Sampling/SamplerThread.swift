@@ -20,6 +20,8 @@ final class SamplerThread: @unchecked Sendable {
     private let ownTID = Atomic<Int32>(0)
     /// Touched only by the sampler thread until it has been joined.
     private var aggregator = StackAggregator()
+    /// The live stream of the session, when a recording path is configured.
+    private var stream: RawStreamWriter?
     private var cpuAtLastTick: [Int32: Int64] = [:]
     private var lastMaskCheck: UInt64 = 0
     private var handle = pthread_t()
@@ -43,6 +45,10 @@ final class SamplerThread: @unchecked Sendable {
         handlerTimingAtStart = HandlerTiming.snapshot()
         droppedAtStart = ss_buffer_dropped()
         foreignSignalsAtStart = ss_engine_foreign_signals()
+        if let path = configuration.recordingPath {
+            stream = try RawStreamWriter(path: path)
+            stream?.begin(configuration: configuration, startNanoseconds: startTime)
+        }
         scanThreads(initial: true)
         let context = Unmanaged.passRetained(self).toOpaque()
         let status = ss_spawn_unsampled_thread(&handle, { context in
@@ -62,6 +68,7 @@ final class SamplerThread: @unchecked Sendable {
         pthread_join(handle, nil)
         ss_engine_stop()
         drain()
+        stream?.end(durationNanoseconds: ss_now_ns() &- startTime, threads: aggregator.threads, losses: losses(aggregator))
         let now = ss_now_ns()
         for tid in ThreadDirectory.threadIDs() where tid != ownTID.load(ordering: .relaxed) {
             aggregator.observe(tid, cpu: ss_thread_cpu_time_ns(tid), name: nil, bornDuringSession: true, at: now)
@@ -93,6 +100,7 @@ final class SamplerThread: @unchecked Sendable {
                 lastScan = now
             }
             if configuration.mode == .wall { tick(at: now) }
+            stream?.flushIfDue(now: now, threads: aggregator.threads, losses: losses(aggregator))
             nextWake += interval
             if nextWake <= now {
                 if configuration.mode == .wall { missedTicks += Int((now - nextWake) / interval) + 1 }
@@ -109,7 +117,8 @@ final class SamplerThread: @unchecked Sendable {
 
     private func drain() {
         while let sample = ss_buffer_peek() {
-            aggregator.record(sample)
+            let stack = aggregator.record(sample)
+            stream?.sample(stack, at: sample.pointee.time_ns, threads: aggregator.threads)
             ss_buffer_advance()
         }
     }
@@ -159,7 +168,7 @@ final class SamplerThread: @unchecked Sendable {
             let previous = cpuAtLastTick.updateValue(cpu, forKey: tid)
             if let previous, aggregator.hasStack(tid),
                cpu - previous < Self.ranThresholdNanoseconds || (cpu - previous < partRun && ThreadDirectory.isBlocked(tid)) {
-                aggregator.repeatLast(tid, at: now)
+                if let stack = aggregator.repeatLast(tid, at: now) { stream?.sample(stack, at: now, threads: aggregator.threads) }
             } else if ss_signal_thread(tid) == 0 {
                 signalsSent += 1
             }

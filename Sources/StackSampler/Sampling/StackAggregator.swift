@@ -32,8 +32,9 @@ struct StackAggregator: Sendable {
         return threads.count - 1
     }
 
-    /// Adds one sample drained from the engine.
-    mutating func record(_ sample: UnsafePointer<ss_sample>) {
+    /// Adds one sample drained from the engine; returns its stack.
+    @discardableResult
+    mutating func record(_ sample: UnsafePointer<ss_sample>) -> StackKey {
         let header = sample.pointee
         let frames = UnsafeBufferPointer(start: ss_sample_frames(sample), count: Int(header.depth))
         let index = thread(header.tid, at: header.time_ns)
@@ -48,6 +49,7 @@ struct StackAggregator: Sendable {
         lastStack[index] = key
         threads[index].samples += 1
         threads[index].lastSeen = max(threads[index].lastSeen, header.time_ns)
+        return key
     }
 
     /// Whether thread `tid` has a stack that can be counted again.
@@ -55,13 +57,15 @@ struct StackAggregator: Sendable {
         threadIndexByTID[tid].map { lastStack[$0] != nil } ?? false
     }
 
-    /// Counts the last stack of `tid` once more (wall mode, thread did not run since).
-    mutating func repeatLast(_ tid: Int32, at time: UInt64) {
-        guard let index = threadIndexByTID[tid], let key = lastStack[index] else { return }
+    /// Counts the last stack of `tid` once more (wall mode, thread did not run since); returns it.
+    @discardableResult
+    mutating func repeatLast(_ tid: Int32, at time: UInt64) -> StackKey? {
+        guard let index = threadIndexByTID[tid], let key = lastStack[index] else { return nil }
         counts[key, default: 0] += 1
         threads[index].samples += 1
         threads[index].repeatedSamples += 1
         threads[index].lastSeen = time
+        return key
     }
 
     /// Updates a live thread's name and CPU time. A thread born during the

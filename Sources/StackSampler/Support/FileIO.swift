@@ -4,6 +4,11 @@ import Glibc
 enum FileIO {
     /// The whole content of a small file (for example under /proc), or nil if it cannot be read.
     static func readText(_ path: String, limit: Int = 1 << 22) -> String? {
+        readBytes(path, limit: limit).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The bytes of a file, up to `limit`, or nil if it cannot be read.
+    static func readBytes(_ path: String, limit: Int = 1 << 30) -> [UInt8]? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -15,7 +20,7 @@ enum FileIO {
             guard count > 0 else { break }
             bytes.append(contentsOf: chunk[0..<count])
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     /// Writes `bytes` to `path`, replacing it.
