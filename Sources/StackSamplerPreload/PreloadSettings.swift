@@ -4,7 +4,7 @@ import StackSampler
 /// Configuration of the preload library, read from the environment:
 /// `STACKSAMPLER_OUTPUT` (required; `%p` becomes the pid), `STACKSAMPLER_PERIOD`,
 /// `STACKSAMPLER_MODE`, `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_PROCESS_ROOT`, `STACKSAMPLER_MAX_DEPTH`,
-/// `STACKSAMPLER_SUMMARY` (`%p` too).
+/// `STACKSAMPLER_BUFFER_SIZE`, `STACKSAMPLER_SUMMARY` and `STACKSAMPLER_RAW` (`%p` too).
 struct PreloadSettings: Sendable {
     /// The variable that names the output, and the one marking the process that owns an output without `%p`.
     static let outputVariable = "STACKSAMPLER_OUTPUT"
@@ -44,6 +44,12 @@ struct PreloadSettings: Sendable {
             configuration.mode = mode
         }
         configuration.recordingPath = variable("STACKSAMPLER_RAW")?.replacingPercentP(with: String(getpid()))
+        if let text = variable("STACKSAMPLER_BUFFER_SIZE") {
+            guard let slots = Int(text), (16...1_048_576).contains(slots) else {
+                throw Problem(message: "STACKSAMPLER_BUFFER_SIZE=\(text) is not a buffer size; use a number of samples from 16 to 1048576")
+            }
+            configuration.bufferSlots = slots
+        }
         if let text = variable("STACKSAMPLER_MAX_DEPTH") {
             guard let depth = Int(text), (1...4096).contains(depth) else {
                 throw Problem(message: "STACKSAMPLER_MAX_DEPTH=\(text) is not a depth; use a whole number from 1 to 4096")

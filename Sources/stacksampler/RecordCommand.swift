@@ -26,6 +26,9 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Frames kept per sample; deeper stacks are truncated and marked.")
     var maxDepth: Int = 256
 
+    @Option(help: "Samples the buffer holds between two drains (every 5 ms); beyond it samples are dropped and counted. Memory: about 2 KB per sample at the default depth.")
+    var bufferSize: Int = 4096
+
     @Flag(help: "Profile the whole process tree (fork and exec) into one profile, with a root frame [name pid=N] per process.")
     var followChildren = false
 
@@ -35,6 +38,7 @@ struct RecordCommand: ParsableCommand {
     func validate() throws {
         do { _ = try PeriodParser.parse(period) } catch { throw ValidationError("\(error)") }
         guard SamplingMode(rawValue: mode) != nil else { throw ValidationError("\(ProfilerError.invalidMode(mode))") }
+        guard (16...1_048_576).contains(bufferSize) else { throw ValidationError("--buffer-size \(bufferSize) is outside 16...1048576 samples") }
         guard (1...4096).contains(maxDepth) else { throw ValidationError("--max-depth \(maxDepth) is outside 1...4096") }
         if let first = command.first, first.hasPrefix("-"), first != "--" {
             throw ValidationError("unknown option '\(first)'")
@@ -69,6 +73,7 @@ struct RecordCommand: ParsableCommand {
         environment["STACKSAMPLER_PERIOD"] = period
         environment["STACKSAMPLER_MODE"] = mode
         environment["STACKSAMPLER_MAX_DEPTH"] = String(maxDepth)
+        environment["STACKSAMPLER_BUFFER_SIZE"] = String(bufferSize)
         environment["STACKSAMPLER_PER_THREAD"] = perThread ? "1" : "0"
         environment["STACKSAMPLER_SUMMARY"] = summaryPattern
         let rawPattern = summaryDirectory.appendingPathComponent("raw-%p").path
