@@ -18,6 +18,8 @@ final class ElfFile {
     private let fd: Int32
     /// `e_type`: `ET_EXEC`, `ET_DYN`, ...
     let type: UInt16
+    /// True for ELFCLASS64 (8-byte addresses), false for ELFCLASS32.
+    let isClass64: Bool
 
     /// Opens `path`, or returns nil if it is unreadable or not ELF.
     convenience init?(path: String) {
@@ -49,6 +51,7 @@ final class ElfFile {
         self.elf = elf
         self.fd = fd
         self.type = header.e_type
+        self.isClass64 = gelf_getclass(elf) == ELFCLASS64
     }
 
     deinit {
@@ -86,6 +89,16 @@ final class ElfFile {
             scn = elf_nextscn(elf, current)
         }
         return result
+    }
+
+    /// The first section called `name`, if any.
+    func section(named name: String) -> (scn: OpaquePointer, header: GElf_Shdr)? {
+        var namesIndex = 0
+        guard elf_getshdrstrndx(elf, &namesIndex) == 0 else { return nil }
+        return sections.first { section in
+            guard let cName = elf_strptr(elf, namesIndex, Int(section.header.sh_name)) else { return false }
+            return String(cString: cName) == name
+        }
     }
 }
 

@@ -1,40 +1,5 @@
 import CElf
 
-/// What the symbolizer keeps of one ELF file: how to turn file offsets into vaddrs, the
-/// sorted function symbols, and the names demangled so far.
-private final class ModuleImage {
-    let isFixedAddress: Bool
-    let loadSegments: [LoadSegment]
-    let symbols: SymbolTable
-    var demangled: [Int: (name: String, kind: FrameKind)] = [:]
-
-    /// Reads `path` once; nil if it is not a readable ELF file.
-    convenience init?(path: String) {
-        guard let file = ElfFile(path: path) else { return nil }
-        self.init(file: file)
-    }
-
-    init(file: ElfFile) {
-        isFixedAddress = file.type == UInt16(ET_EXEC)
-        loadSegments = file.loadSegments
-        symbols = file.functionSymbols()
-    }
-
-    /// ELF vaddr of `address`, mapped at `start` from file offset `fileOffset`.
-    func vaddr(of address: UInt, mappedAt start: UInt, fileOffset: UInt) -> UInt64 {
-        if isFixedAddress { return UInt64(address) }  // ET_EXEC: loaded at its link-time addresses.
-        let offset = UInt64(address - start + fileOffset)
-        return LoadSegment.vaddr(forFileOffset: offset, in: loadSegments) ?? offset
-    }
-
-    func demangledName(at index: Int) -> (name: String, kind: FrameKind) {
-        if let known = demangled[index] { return known }
-        let result = Demangler.demangle(symbols.name(at: index))
-        demangled[index] = result
-        return result
-    }
-}
-
 /// Resolves addresses to names through the ELF symbol tables of the loaded modules; caches per
 /// address, loads each module's table once, lazily. Not thread-safe: use from one task/thread.
 public final class Symbolizer {
@@ -67,11 +32,12 @@ public final class Symbolizer {
                 let vaddr = vdso.vaddr(of: address, mappedAt: region.start, fileOffset: 0)
                 if let index = vdso.symbols.index(covering: vaddr) {
                     return SymbolizedFrame(name: vdso.demangledName(at: index).name, modulePath: region.name,
-                                           moduleOffset: UInt(vaddr), kind: .native, isResolved: true)
+                                           moduleOffset: UInt(vaddr), functionStart: UInt(vdso.symbols.entries[index].start),
+                                           kind: .native, isResolved: true)
                 }
             }
             return SymbolizedFrame(name: pseudoName(address), modulePath: nil, moduleOffset: nil,
-                                   kind: .unknown, isResolved: false)
+                                   functionStart: nil, kind: .unknown, isResolved: false)
         }
         let image = self.image(for: module.path)
         let vaddr = image?.vaddr(of: address, mappedAt: module.start, fileOffset: module.fileOffset)
@@ -79,10 +45,15 @@ public final class Symbolizer {
         if let image, let index = image.symbols.index(covering: vaddr) {
             let (name, kind) = image.demangledName(at: index)
             return SymbolizedFrame(name: name, modulePath: module.path, moduleOffset: UInt(vaddr),
-                                   kind: kind, isResolved: true)
+                                   functionStart: UInt(image.symbols.entries[index].start), kind: kind, isResolved: true)
         }
-        return SymbolizedFrame(name: "\(module.basename)+0x\(String(vaddr, radix: 16))", modulePath: module.path,
-                               moduleOffset: UInt(vaddr), kind: .unknown, isResolved: false)
+        // No symbol covers it: name the function the unwind data puts it in, so all samples of
+        // one stripped function share a name; outside every function, the address itself.
+        let function = image?.functions.range(containing: vaddr)
+        let named = function?.lowerBound ?? vaddr
+        return SymbolizedFrame(name: "\(module.basename)+0x\(String(named, radix: 16))", modulePath: module.path,
+                               moduleOffset: UInt(vaddr), functionStart: function.map { UInt($0.lowerBound) },
+                               kind: .unknown, isResolved: false)
     }
 
     /// `[vdso]+0xOFFSET` for named file-less mappings, `[anon]+0xADDRESS` for anonymous ones,
