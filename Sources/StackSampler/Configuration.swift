@@ -18,6 +18,8 @@ public struct ProfilerConfiguration: Sendable {
     public var maxDepth: Int
     /// Samples the engine's buffer holds between two drains; beyond it samples are dropped and counted.
     public var bufferSlots: Int
+    /// Where names come from and how they are shown, when the profile is built.
+    public var symbols = SymbolOptions()
 
     /// Creates a configuration; the defaults sample every 10 ms of CPU time, 256 frames deep.
     public init(period: Duration = .milliseconds(10), mode: SamplingMode = .cpu, maxDepth: Int = 256, bufferSlots: Int = 4096) {

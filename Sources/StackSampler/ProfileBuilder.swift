@@ -14,7 +14,7 @@ enum ProfileBuilder {
         }
         let symbolizationStart = ss_now_ns()
         let modules = ModuleMap.current()
-        let symbolizer = Symbolizer(modules: modules)
+        let symbolizer = Symbolizer(modules: modules, options: sampler.configuration.symbols)
         var frames: [UInt: SymbolizedFrame] = [:]
         for stack in stacks {
             for address in stack.addresses where frames[address] == nil {

@@ -3,7 +3,8 @@ import StackSampler
 
 /// Configuration of the preload library, read from the environment:
 /// `STACKSAMPLER_OUTPUT` (required; `%p` becomes the pid), `STACKSAMPLER_PERIOD`,
-/// `STACKSAMPLER_MODE`, `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_MAX_DEPTH`, `STACKSAMPLER_SUMMARY`.
+/// `STACKSAMPLER_MODE`, `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_MAX_DEPTH`, `STACKSAMPLER_SUMMARY`,
+/// `STACKSAMPLER_DEBUG_ROOT`.
 struct PreloadSettings: Sendable {
     /// The variable that names the output, and the one marking the process that owns an output without `%p`.
     static let outputVariable = "STACKSAMPLER_OUTPUT"
@@ -40,6 +41,9 @@ struct PreloadSettings: Sendable {
                 throw Problem(message: "STACKSAMPLER_MAX_DEPTH=\(text) is not a depth; use a whole number from 1 to 4096")
             }
             configuration.maxDepth = depth
+        }
+        if let root = variable("STACKSAMPLER_DEBUG_ROOT"), !root.isEmpty {
+            configuration.symbols.debugRoot = root
         }
         let perThread = variable("STACKSAMPLER_PER_THREAD").map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
         let pid = String(getpid())

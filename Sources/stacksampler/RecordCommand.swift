@@ -26,6 +26,9 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Frames kept per sample; deeper stacks are truncated and marked.")
     var maxDepth: Int = 256
 
+    @Option(help: "Where separate debug files are looked up (.build-id/xx/yyyy.debug, debuglink names).")
+    var debugRoot: String?
+
     @Argument(parsing: .captureForPassthrough, help: "The command to profile, after --.")
     var command: [String] = []
 
@@ -65,6 +68,7 @@ struct RecordCommand: ParsableCommand {
         environment["STACKSAMPLER_MAX_DEPTH"] = String(maxDepth)
         environment["STACKSAMPLER_PER_THREAD"] = perThread ? "1" : "0"
         environment["STACKSAMPLER_SUMMARY"] = summaryPattern
+        if let debugRoot { environment["STACKSAMPLER_DEBUG_ROOT"] = URL(fileURLWithPath: debugRoot).standardizedFileURL.path }
         if environment["SWIFT_BACKTRACE"] == nil && !ExecutableLookup.linksSwiftRuntime(executable) {
             // The Swift runtime the library brings would install crash handlers in a non-Swift program.
             environment["SWIFT_BACKTRACE"] = "enable=no"

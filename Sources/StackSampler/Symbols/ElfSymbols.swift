@@ -4,7 +4,7 @@ import Glibc
 extension ElfFile {
     /// The function symbols (`STT_FUNC`, `STT_GNU_IFUNC`; defined, nonzero value) of the first
     /// section of type `tableType` (`SHT_SYMTAB` or `SHT_DYNSYM`); nil if it has none.
-    /// The names are read through this file: use the result while the file is open.
+    /// The result keeps this file open until it is dropped, to read the names.
     func functionSymbols(in tableType: Int32) -> SymbolSource? {
         let sections = self.sections
         guard let table = sections.first(where: { $0.header.sh_type == UInt32(tableType) }) else { return nil }
@@ -16,7 +16,7 @@ extension ElfFile {
         let symbols = rawFunctionSymbols(table.scn, header: table.header, sectionEnds: sectionEnds)
         guard !symbols.isEmpty else { return nil }
         let stringTable = Int(table.header.sh_link)
-        return SymbolSource(symbols: symbols) { [elf] offset in
+        return SymbolSource(symbols: symbols) { [self] offset in
             UnsafePointer(elf_strptr(elf, stringTable, Int(offset)))
         }
     }

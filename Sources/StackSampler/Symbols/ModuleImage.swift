@@ -11,18 +11,30 @@ final class ModuleImage {
     private var demangled: [Int: (name: String, kind: FrameKind)] = [:]
 
     /// Reads `path` once; nil if it is not a readable ELF file.
-    convenience init?(path: String) {
+    convenience init?(path: String, debugFiles: DebugFileLocator?) {
         guard let file = ElfFile(path: path) else { return nil }
-        self.init(file: file)
+        self.init(file: file, path: path, debugFiles: debugFiles)
     }
 
-    /// Reads the tables of `file`: its `.symtab` when it has function symbols, else `.dynsym`.
-    init(file: ElfFile) {
+    /// Reads the tables of `file`, loaded from `path` (nil for an image in memory). Symbols come
+    /// from its `.symtab` when it has function symbols; a stripped file combines its `.dynsym`,
+    /// its MiniDebugInfo (`.gnu_debugdata`) and the `.symtab` of its separate debug file.
+    /// Function ranges always come from the file itself: debug files keep no `.eh_frame`.
+    init(file: ElfFile, path: String?, debugFiles: DebugFileLocator?) {
         isFixedAddress = file.type == UInt16(ET_EXEC)
         loadSegments = file.loadSegments
         functions = file.functionRanges()
-        let own = file.functionSymbols(in: SHT_SYMTAB) ?? file.functionSymbols(in: SHT_DYNSYM)
-        symbols = SymbolTable(sources: own.map { [$0] } ?? [], functions: functions)
+        var sources: [SymbolSource] = []
+        if let own = file.functionSymbols(in: SHT_SYMTAB) {
+            sources = [own]
+        } else {
+            sources.append(contentsOf: [
+                file.functionSymbols(in: SHT_DYNSYM),
+                file.miniDebugInfo()?.functionSymbols(in: SHT_SYMTAB),
+                path.flatMap { debugFiles?.debugFile(for: file, path: $0) }?.functionSymbols(in: SHT_SYMTAB),
+            ].compactMap { $0 })
+        }
+        symbols = SymbolTable(sources: sources, functions: functions)
     }
 
     /// Bytes held by the tables (not counting demangled names).

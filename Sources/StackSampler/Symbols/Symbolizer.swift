@@ -4,6 +4,7 @@ import CElf
 /// address, loads each module's table once, lazily. Not thread-safe: use from one task/thread.
 public final class Symbolizer {
     private let moduleMap: ModuleMap
+    private let debugFiles: DebugFileLocator
     /// Loaded images by path; `.some(nil)` marks a file that could not be read.
     private var images: [String: ModuleImage?] = [:]
     /// This process's vDSO image, read from memory on first use; `.some(nil)` if unusable.
@@ -11,8 +12,9 @@ public final class Symbolizer {
     private var cache: [UInt: SymbolizedFrame] = [:]
 
     /// A symbolizer over `modules` (by default this process's current mappings).
-    public init(modules: ModuleMap = .current()) {
+    public init(modules: ModuleMap = .current(), options: SymbolOptions = SymbolOptions()) {
         self.moduleMap = modules
+        self.debugFiles = DebugFileLocator(root: options.debugRoot)
     }
 
     /// Resolves `address` as given (callers pass the leaf PC and return address − 1 for callers).
@@ -72,7 +74,7 @@ public final class Symbolizer {
         var image: ModuleImage?
         if auxiliaryValue(33 /* AT_SYSINFO_EHDR */) == region.start, let base = UnsafeRawPointer(bitPattern: region.start),
            let file = ElfFile(image: UnsafeRawBufferPointer(start: base, count: Int(region.end - region.start))) {
-            image = ModuleImage(file: file)
+            image = ModuleImage(file: file, path: nil, debugFiles: nil)
         }
         vdsoImage = .some(image)
         return image
@@ -80,7 +82,7 @@ public final class Symbolizer {
 
     private func image(for path: String) -> ModuleImage? {
         if let known = images[path] { return known }
-        let image = ModuleImage(path: path)
+        let image = ModuleImage(path: path, debugFiles: debugFiles)
         images[path] = .some(image)
         return image
     }

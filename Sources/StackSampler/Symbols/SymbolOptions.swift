@@ -1,0 +1,12 @@
+/// Where the symbolizer looks for names and how it presents them.
+public struct SymbolOptions: Sendable, Hashable {
+    /// Root of separate debug files (Debian's `-dbgsym` packages install under `/usr/lib/debug`):
+    /// `ROOT/.build-id/xx/yyyy.debug` by build id, and `ROOT/DIR/NAME` for a module in `DIR`
+    /// whose `.gnu_debuglink` names `NAME`.
+    public var debugRoot: String
+
+    /// Creates options; by default debug files are looked up under `/usr/lib/debug`.
+    public init(debugRoot: String = "/usr/lib/debug") {
+        self.debugRoot = debugRoot
+    }
+}
