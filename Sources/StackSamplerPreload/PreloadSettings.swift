@@ -4,7 +4,7 @@ import StackSampler
 /// Configuration of the preload library, read from the environment:
 /// `STACKSAMPLER_OUTPUT` (required; `%p` becomes the pid), `STACKSAMPLER_PERIOD`,
 /// `STACKSAMPLER_MODE`, `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_MAX_DEPTH`, `STACKSAMPLER_SUMMARY`,
-/// `STACKSAMPLER_DEBUG_ROOT`.
+/// `STACKSAMPLER_DEBUG_ROOT`, `STACKSAMPLER_SPECIALIZATIONS`.
 struct PreloadSettings: Sendable {
     /// The variable that names the output, and the one marking the process that owns an output without `%p`.
     static let outputVariable = "STACKSAMPLER_OUTPUT"
@@ -45,6 +45,7 @@ struct PreloadSettings: Sendable {
         if let root = variable("STACKSAMPLER_DEBUG_ROOT"), !root.isEmpty {
             configuration.symbols.debugRoot = root
         }
+        configuration.symbols.keepsSpecializations = variable("STACKSAMPLER_SPECIALIZATIONS") == "1"
         let perThread = variable("STACKSAMPLER_PER_THREAD").map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
         let pid = String(getpid())
         return PreloadSettings(outputPath: output.replacingPercentP(with: pid), configuration: configuration,

@@ -29,6 +29,9 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Where separate debug files are looked up (.build-id/xx/yyyy.debug, debuglink names).")
     var debugRoot: String?
 
+    @Flag(help: "Name specializations of Swift generic functions apart instead of as their generic function.")
+    var keepSpecializations = false
+
     @Argument(parsing: .captureForPassthrough, help: "The command to profile, after --.")
     var command: [String] = []
 
@@ -68,6 +71,7 @@ struct RecordCommand: ParsableCommand {
         environment["STACKSAMPLER_MAX_DEPTH"] = String(maxDepth)
         environment["STACKSAMPLER_PER_THREAD"] = perThread ? "1" : "0"
         environment["STACKSAMPLER_SUMMARY"] = summaryPattern
+        if keepSpecializations { environment["STACKSAMPLER_SPECIALIZATIONS"] = "1" }
         if let debugRoot { environment["STACKSAMPLER_DEBUG_ROOT"] = URL(fileURLWithPath: debugRoot).standardizedFileURL.path }
         if environment["SWIFT_BACKTRACE"] == nil && !ExecutableLookup.linksSwiftRuntime(executable) {
             // The Swift runtime the library brings would install crash handlers in a non-Swift program.

@@ -8,7 +8,7 @@ final class ModuleImage {
     let loadSegments: [LoadSegment]
     let functions: FunctionRanges
     let symbols: SymbolTable
-    private var demangled: [Int: (name: String, kind: FrameKind)] = [:]
+    private var demangled: [Int: DemangledName] = [:]
 
     /// Reads `path` once; nil if it is not a readable ELF file.
     convenience init?(path: String, debugFiles: DebugFileLocator?) {
@@ -47,11 +47,21 @@ final class ModuleImage {
         return LoadSegment.vaddr(forFileOffset: offset, in: loadSegments) ?? offset
     }
 
-    /// The demangled name and kind of symbol `index`, demangled on first use.
-    func demangledName(at index: Int) -> (name: String, kind: FrameKind) {
+    /// The names and kind of symbol `index`, demangled on first use; Swift names are made
+    /// readable (see `SwiftNames`), the other kinds are shown in full.
+    func demangledName(at index: Int, keepingSpecializations: Bool) -> DemangledName {
         if let known = demangled[index] { return known }
-        let result = Demangler.demangle(symbols.name(at: index))
+        let (full, kind) = Demangler.demangle(symbols.name(at: index))
+        let readable = kind == .swift ? SwiftNames.readable(full, keepingSpecializations: keepingSpecializations) : full
+        let result = DemangledName(readable: readable, full: full, kind: kind)
         demangled[index] = result
         return result
     }
+}
+
+/// A symbol's name as shown (`readable`), its complete demangling and its kind.
+struct DemangledName {
+    var readable: String
+    var full: String
+    var kind: FrameKind
 }

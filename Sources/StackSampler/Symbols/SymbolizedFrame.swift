@@ -18,8 +18,12 @@ public struct SymbolizedFrame: Sendable, Hashable {
     /// function; `[vdso]+0xOFFSET` / `[anon]+0xADDRESS`
     /// for executable mappings without a file (the vDSO resolves through its in-memory symbol
     /// table), `[unknown]` when no mapping contains it.
+    /// Swift names are in a readable form (`Matrix.multiply(_:)`, see `fullName`).
     /// Never contains `;` (replaced by `:` for the folded format).
     public var name: String
+    /// The complete demangled name (with module qualifiers, argument and return types,
+    /// specializations); the same as `name` for everything but Swift symbols. No `;` either.
+    public var fullName: String
     /// Path of the module containing the address (`[vdso]` for the vDSO), if any.
     public var modulePath: String?
     /// Address relative to the module's load bias, i.e. the ELF virtual address.
@@ -35,6 +39,7 @@ public struct SymbolizedFrame: Sendable, Hashable {
     /// Creates a frame from its parts.
     public init(name: String, modulePath: String?, moduleOffset: UInt?, functionStart: UInt? = nil, kind: FrameKind, isResolved: Bool) {
         self.name = name
+        self.fullName = name
         self.modulePath = modulePath
         self.moduleOffset = moduleOffset
         self.functionStart = functionStart

@@ -5,6 +5,7 @@ import CElf
 public final class Symbolizer {
     private let moduleMap: ModuleMap
     private let debugFiles: DebugFileLocator
+    private let keepsSpecializations: Bool
     /// Loaded images by path; `.some(nil)` marks a file that could not be read.
     private var images: [String: ModuleImage?] = [:]
     /// This process's vDSO image, read from memory on first use; `.some(nil)` if unusable.
@@ -15,6 +16,7 @@ public final class Symbolizer {
     public init(modules: ModuleMap = .current(), options: SymbolOptions = SymbolOptions()) {
         self.moduleMap = modules
         self.debugFiles = DebugFileLocator(root: options.debugRoot)
+        self.keepsSpecializations = options.keepsSpecializations
     }
 
     /// Resolves `address` as given (callers pass the leaf PC and return address − 1 for callers).
@@ -23,6 +25,9 @@ public final class Symbolizer {
         var frame = resolve(address)
         if frame.name.utf8.contains(UInt8(ascii: ";")) {
             frame.name = String(frame.name.map { $0 == ";" ? ":" : $0 })
+        }
+        if frame.fullName.utf8.contains(UInt8(ascii: ";")) {
+            frame.fullName = String(frame.fullName.map { $0 == ";" ? ":" : $0 })
         }
         cache[address] = frame
         return frame
@@ -33,7 +38,7 @@ public final class Symbolizer {
             if let region = moduleMap.pseudoRegion(containing: address), let vdso = vdso(region) {
                 let vaddr = vdso.vaddr(of: address, mappedAt: region.start, fileOffset: 0)
                 if let index = vdso.symbols.index(covering: vaddr) {
-                    return SymbolizedFrame(name: vdso.demangledName(at: index).name, modulePath: region.name,
+                    return SymbolizedFrame(name: vdso.demangledName(at: index, keepingSpecializations: false).readable, modulePath: region.name,
                                            moduleOffset: UInt(vaddr), functionStart: UInt(vdso.symbols.entries[index].start),
                                            kind: .native, isResolved: true)
                 }
@@ -45,9 +50,11 @@ public final class Symbolizer {
         let vaddr = image?.vaddr(of: address, mappedAt: module.start, fileOffset: module.fileOffset)
             ?? UInt64(address - module.start + module.fileOffset)
         if let image, let index = image.symbols.index(covering: vaddr) {
-            let (name, kind) = image.demangledName(at: index)
-            return SymbolizedFrame(name: name, modulePath: module.path, moduleOffset: UInt(vaddr),
-                                   functionStart: UInt(image.symbols.entries[index].start), kind: kind, isResolved: true)
+            let name = image.demangledName(at: index, keepingSpecializations: keepsSpecializations)
+            var frame = SymbolizedFrame(name: name.readable, modulePath: module.path, moduleOffset: UInt(vaddr),
+                                        functionStart: UInt(image.symbols.entries[index].start), kind: name.kind, isResolved: true)
+            frame.fullName = name.full
+            return frame
         }
         // No symbol covers it: name the function the unwind data puts it in, so all samples of
         // one stripped function share a name; outside every function, the address itself.
