@@ -52,6 +52,8 @@ public struct Profile: Sendable {
         public var samplerCPUNanoseconds: UInt64 = 0
         /// Time spent naming addresses when the profile was built, in ns.
         public var symbolizationNanoseconds: UInt64 = 0
+        /// Bytes of symbol and function tables the symbolizer loaded for naming addresses.
+        public var symbolTableBytes = 0
     }
 
     /// The configuration the session ran with.

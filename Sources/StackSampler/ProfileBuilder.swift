@@ -31,6 +31,7 @@ enum ProfileBuilder {
         }
         var overhead = Profile.Overhead()
         overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart
+        overhead.symbolTableBytes = symbolizer.tableBytes
         let timing = HandlerTiming.snapshot().since(sampler.handlerTimingAtStart)
         overhead.handlerMedianNanoseconds = timing.percentile(0.5)
         overhead.handlerP99Nanoseconds = timing.percentile(0.99)

@@ -6,7 +6,7 @@ extension ElfFile {
     /// whose `eh_frame_ptr` points at it.
     func functionRanges() -> FunctionRanges {
         let addressSize = isClass64 ? 8 : 4
-        if let section = section(named: ".eh_frame"), section.header.sh_type == UInt32(SHT_PROGBITS),
+        if let section = section(named: ".eh_frame"), section.header.sh_type != UInt32(SHT_NOBITS),  // PROGBITS, or X86_64_UNWIND from lld
            let data = elf_getdata(section.scn, nil), let buffer = data.pointee.d_buf {
             let bytes = UnsafeRawBufferPointer(start: buffer, count: data.pointee.d_size)
             let reader = ByteReader(bytes: bytes, baseAddress: section.header.sh_addr)

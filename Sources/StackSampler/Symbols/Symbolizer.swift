@@ -19,6 +19,11 @@ public final class Symbolizer {
         self.keepsSpecializations = options.keepsSpecializations
     }
 
+    /// Bytes held by the symbol and function tables of the modules loaded so far.
+    public var tableBytes: Int {
+        images.values.reduce(0) { $0 + ($1?.byteCount ?? 0) } + ((vdsoImage ?? nil)?.byteCount ?? 0)
+    }
+
     /// Resolves `address` as given (callers pass the leaf PC and return address − 1 for callers).
     public func symbolize(_ address: UInt) -> SymbolizedFrame {
         if let known = cache[address] { return known }
