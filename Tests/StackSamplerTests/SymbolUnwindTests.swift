@@ -101,7 +101,9 @@ extension SymbolTests {
                 }
                 #expect(names.count == functions.count, "two stripped functions share a name: \(names)")
                 // The exported function keeps its .dynsym name.
-                #expect(symbolizer.symbolize(UInt(bitPattern: try #require(dlsym(handle, "ss_exported"))) + 1).name == "ss_exported")
+                let symbol: UnsafeMutableRawPointer? = dlsym(handle, "ss_exported")
+                let exported: UnsafeMutableRawPointer = try #require(symbol)
+                #expect(symbolizer.symbolize(UInt(bitPattern: exported) + 1).name == "ss_exported")
             }
         }
 
