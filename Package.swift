@@ -24,8 +24,10 @@ let package = Package(
         ),
         // libelf from Debian's libelf-dev, for the symbolizer.
         .systemLibrary(name: "CElf", path: "Sources/CElf", providers: [.apt(["libelf-dev"])]),
+        // liblzma from Debian's liblzma-dev: .gnu_debugdata (MiniDebugInfo) and debuglink CRCs.
+        .systemLibrary(name: "CLzma", path: "Sources/CLzma", providers: [.apt(["liblzma-dev"])]),
         // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation.
-        .target(name: "StackSampler", dependencies: ["CSupport", "CElf"]),
+        .target(name: "StackSampler", dependencies: ["CSupport", "CElf", "CLzma"]),
         // The library constructor of the preload product (C, so it runs before main).
         .target(name: "PreloadEntry", cSettings: engineCFlags),
         .target(name: "StackSamplerPreload", dependencies: ["StackSampler", "PreloadEntry"]),

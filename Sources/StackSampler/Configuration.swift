@@ -21,6 +21,8 @@ public struct ProfilerConfiguration: Sendable {
     /// Where to stream the session as it runs (a raw recording, see `RawRecording`), so that a
     /// profile can be made even if the process is killed; nil for no stream.
     public var recordingPath: String?
+    /// Where names come from and how they are shown, when the profile is built.
+    public var symbols = SymbolOptions()
 
     /// Creates a configuration; the defaults sample every 10 ms of CPU time, 256 frames deep.
     public init(period: Duration = .milliseconds(10), mode: SamplingMode = .cpu, maxDepth: Int = 256, bufferSlots: Int = 4096) {

@@ -56,6 +56,8 @@ public struct Profile: Sendable {
         public var samplerCPUNanoseconds: UInt64 = 0
         /// Time spent naming addresses when the profile was built, in ns.
         public var symbolizationNanoseconds: UInt64 = 0
+        /// Bytes of symbol and function tables the symbolizer loaded for naming addresses.
+        public var symbolTableBytes = 0
     }
 
     /// The profiled process: its pid and name (`/proc/self/comm`).

@@ -16,9 +16,10 @@ enum ProfileBuilder {
         }
         let symbolizationStart = ss_now_ns()
         let modules = ModuleMap.current()
-        let (named, frames) = symbolize(stacks, modules: modules)
+        let (named, frames, tableBytes) = symbolize(stacks, modules: modules, options: sampler.configuration.symbols)
         var overhead = Profile.Overhead()
         overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart
+        overhead.symbolTableBytes = tableBytes
         let timing = HandlerTiming.snapshot().since(sampler.handlerTimingAtStart)
         overhead.handlerMedianNanoseconds = timing.percentile(0.5)
         overhead.handlerP99Nanoseconds = timing.percentile(0.99)
@@ -34,8 +35,9 @@ enum ProfileBuilder {
     }
 
     /// Names every address of `stacks` once, and drops the profiler's own thread-start frame.
-    static func symbolize(_ stacks: [Profile.Stack], modules: ModuleMap) -> ([Profile.Stack], [UInt: SymbolizedFrame]) {
-        let symbolizer = Symbolizer(modules: modules)
+    static func symbolize(_ stacks: [Profile.Stack], modules: ModuleMap, options: SymbolOptions)
+        -> ([Profile.Stack], [UInt: SymbolizedFrame], tableBytes: Int) {
+        let symbolizer = Symbolizer(modules: modules, options: options)
         var frames: [UInt: SymbolizedFrame] = [:]
         for stack in stacks {
             for address in stack.addresses where frames[address] == nil {
@@ -43,12 +45,12 @@ enum ProfileBuilder {
             }
         }
         let profilerFrames = Set(frames.filter { $0.value.name == SS_THREAD_TRAMPOLINE_NAME }.keys)
-        guard !profilerFrames.isEmpty else { return (stacks, frames) }
+        guard !profilerFrames.isEmpty else { return (stacks, frames, symbolizer.tableBytes) }
         let cleaned = stacks.map { stack in
             var stack = stack
             stack.addresses.removeAll { profilerFrames.contains($0) }
             return stack
         }
-        return (cleaned, frames)
+        return (cleaned, frames, symbolizer.tableBytes)
     }
 }

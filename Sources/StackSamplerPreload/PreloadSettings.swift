@@ -4,7 +4,8 @@ import StackSampler
 /// Configuration of the preload library, read from the environment:
 /// `STACKSAMPLER_OUTPUT` (required; `%p` becomes the pid), `STACKSAMPLER_PERIOD`,
 /// `STACKSAMPLER_MODE`, `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_PROCESS_ROOT`, `STACKSAMPLER_MAX_DEPTH`,
-/// `STACKSAMPLER_BUFFER_SIZE`, `STACKSAMPLER_SUMMARY` and `STACKSAMPLER_RAW` (`%p` too).
+/// `STACKSAMPLER_BUFFER_SIZE`, `STACKSAMPLER_SUMMARY` and `STACKSAMPLER_RAW` (`%p` too),
+/// `STACKSAMPLER_DEBUG_ROOT`, `STACKSAMPLER_SPECIALIZATIONS`.
 struct PreloadSettings: Sendable {
     /// The variable that names the output, and the one marking the process that owns an output without `%p`.
     static let outputVariable = "STACKSAMPLER_OUTPUT"
@@ -56,6 +57,10 @@ struct PreloadSettings: Sendable {
             }
             configuration.maxDepth = depth
         }
+        if let root = variable("STACKSAMPLER_DEBUG_ROOT"), !root.isEmpty {
+            configuration.symbols.debugRoot = root
+        }
+        configuration.symbols.keepsSpecializations = flag("STACKSAMPLER_SPECIALIZATIONS")
         let options = ExportOptions(perThreadRoots: flag("STACKSAMPLER_PER_THREAD"), processRoot: flag("STACKSAMPLER_PROCESS_ROOT"))
         return PreloadSettings(outputPattern: output, summaryPattern: variable("STACKSAMPLER_SUMMARY"),
                                configuration: configuration, options: options)

@@ -32,6 +32,12 @@ struct RecordCommand: ParsableCommand {
     @Flag(help: "Profile the whole process tree (fork and exec) into one profile, with a root frame [name pid=N] per process.")
     var followChildren = false
 
+    @Option(help: "Where separate debug files are looked up (.build-id/xx/yyyy.debug, debuglink names).")
+    var debugRoot: String?
+
+    @Flag(help: "Name specializations of Swift generic functions apart instead of as their generic function.")
+    var keepSpecializations = false
+
     @Argument(parsing: .captureForPassthrough, help: "The command to profile, after --.")
     var command: [String] = []
 
@@ -44,6 +50,13 @@ struct RecordCommand: ParsableCommand {
             throw ValidationError("unknown option '\(first)'")
         }
         guard !arguments.isEmpty else { throw ValidationError("no command given; put it after --, as in: stacksampler record -- ./app") }
+    }
+
+    /// Where names come from, as the options ask (for a profile rebuilt here from the stream).
+    private var symbolOptions: SymbolOptions {
+        var options = SymbolOptions(keepsSpecializations: keepSpecializations)
+        if let debugRoot { options.debugRoot = URL(fileURLWithPath: debugRoot).standardizedFileURL.path }
+        return options
     }
 
     /// The command line after the `--` separator.
@@ -78,6 +91,8 @@ struct RecordCommand: ParsableCommand {
         environment["STACKSAMPLER_SUMMARY"] = summaryPattern
         let rawPattern = summaryDirectory.appendingPathComponent("raw-%p").path
         environment["STACKSAMPLER_RAW"] = rawPattern
+        if keepSpecializations { environment["STACKSAMPLER_SPECIALIZATIONS"] = "1" }
+        if let debugRoot { environment["STACKSAMPLER_DEBUG_ROOT"] = URL(fileURLWithPath: debugRoot).standardizedFileURL.path }
         if environment["SWIFT_BACKTRACE"] == nil && !ExecutableLookup.linksSwiftRuntime(executable) {
             // The Swift runtime the library brings would install crash handlers in a non-Swift program.
             environment["SWIFT_BACKTRACE"] = "enable=no"
@@ -92,7 +107,8 @@ struct RecordCommand: ParsableCommand {
             let pid = String(child.pid)
             let target = followChildren ? processDirectory.appendingPathComponent("\(pid).folded").path : outputPath
             let lines = StreamRecovery.recover(rawPath: rawPattern.replacingOccurrences(of: "%p", with: pid), into: target,
-                                               options: ExportOptions(perThreadRoots: perThread, processRoot: followChildren), ending: ending)
+                                               options: ExportOptions(perThreadRoots: perThread, processRoot: followChildren),
+                                               symbols: symbolOptions, ending: ending)
             lines.forEach { printError($0) }
         }
         if followChildren {

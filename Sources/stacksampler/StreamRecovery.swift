@@ -5,14 +5,15 @@ import StackSampler
 /// a crash, `_exit`) from the raw stream it left behind.
 enum StreamRecovery {
     /// Rebuilds the profile from `rawPath` into `outputPath`; returns the lines to tell the user.
-    static func recover(rawPath: String, into outputPath: String, options: ExportOptions, ending: ChildProcess.Ending) -> [String] {
+    static func recover(rawPath: String, into outputPath: String, options: ExportOptions, symbols: SymbolOptions,
+                        ending: ChildProcess.Ending) -> [String] {
         let recording: RawRecording
         do {
             recording = try RawRecording(contentsOf: rawPath, toleratingTruncatedTail: true)
         } catch {
             return ["no profile was written: the program \(ending.description) before its exit handlers ran, and its stream is unusable: \(error)"]
         }
-        let (profile, warnings) = Profile.fromRecording(recording)
+        let (profile, warnings) = Profile.fromRecording(recording, symbols: symbols)
         do {
             try profile.write(to: outputPath, options: options)
         } catch {

@@ -29,6 +29,9 @@ enum TestProgram: String, CaseIterable, Sendable {
     case forker
     /// Dies without running exit handlers: _exit, abort, SIGSEGV, or waits to be killed.
     case victim
+    /// Stripped; CPU in the static functions `hot_one` / `hot_two` / `hot_three`, 50/30/20.
+    /// Its unstripped build is `unstrippedExecutable()`.
+    case stripped
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -47,7 +50,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .threads, .deep, .sleepers, .churn: ["gcc", "-O2", "-pthread"]
-        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim: ["gcc", "-O2"]
+        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped: ["gcc", "-O2"]
         }
     }
 
@@ -64,16 +67,29 @@ enum TestProgram: String, CaseIterable, Sendable {
         }
     }
 
-    /// Compiles the program into this run's `bin/` directory; throws with the compiler's output on failure.
+    /// The program as compiled, before stripping (for `nm`); the same as `executable()` for
+    /// programs that are not stripped.
+    func unstrippedExecutable() throws -> String {
+        let path = try executable()
+        return self == .stripped ? path + ".unstripped" : path
+    }
+
+    /// Compiles the program into this run's `bin/` directory (and strips it, for `.stripped`);
+    /// throws with the tool's output on failure.
     private func compile() throws -> String {
         let bin = ScratchDirectory.run + "/bin"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         let output = bin + "/" + rawValue
+        let compiled = self == .stripped ? output + ".unstripped" : output
         let result = try ChildProcess.run(
-            compiler[0], Array(compiler.dropFirst()) + ["-o", output, PackagePaths.programs + "/" + source],
+            compiler[0], Array(compiler.dropFirst()) + ["-o", compiled, PackagePaths.programs + "/" + source],
             in: bin, timeout: .seconds(300))
         guard result.termination == .exited(0) else {
             throw HarnessError("compiling \(source) failed: \(result)")
+        }
+        if compiled != output {
+            let strip = try ChildProcess.run("strip", ["-o", output, compiled], in: bin, timeout: .seconds(60))
+            guard strip.termination == .exited(0) else { throw HarnessError("stripping \(rawValue) failed: \(strip)") }
         }
         return output
     }

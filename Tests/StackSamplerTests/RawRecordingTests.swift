@@ -42,7 +42,7 @@ private func writtenRecording() throws -> [UInt8] {
     }
 
     @Test func profileFromRecordingCountsEveryStack() throws {
-        let (profile, warnings) = ProfileBuilder.build(from: try RawRecording(bytes: try writtenRecording()))
+        let (profile, warnings) = Profile.fromRecording(try RawRecording(bytes: try writtenRecording()))
         #expect(warnings.isEmpty)
         #expect(profile.sampleCount == 5)
         #expect(Set(profile.stacks.map(\.count)) == [2, 1])

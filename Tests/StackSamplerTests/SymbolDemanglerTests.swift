@@ -40,7 +40,10 @@ extension SymbolTests {
             // backtrace()'s first entry is the return address into its caller, `multiply`.
             let inside = try #require(returnAddresses.first) - 1
             let frame = Symbolizer(modules: .current()).symbolize(inside)
-            #expect(frame.name.contains("Matrix.multiply("), "got \(frame.name)")
+            // Readable by default: no module, argument or return types; the full form is kept.
+            #expect(frame.name == "SymbolTests.Matrix.multiply(_:)", "got \(frame.name)")
+            #expect(frame.fullName.hasPrefix("StackSamplerTests.SymbolTests.Matrix.multiply(StackSamplerTests.SymbolTests.Matrix) -> "),
+                    "got \(frame.fullName)")
             #expect(frame.kind == .swift && frame.isResolved)
         }
     }

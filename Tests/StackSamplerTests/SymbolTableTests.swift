@@ -8,10 +8,11 @@ extension SymbolTests {
         /// Names are served from one string table; `nameOffset` indexes `names`.
         static let names = ["sized", "unsized", "next", "alias_small", "alias_big", "last_unsized"]
 
-        static func table(_ symbols: [RawFunctionSymbol]) -> SymbolTable {
+        static func table(_ symbols: [RawFunctionSymbol], functions: [Range<UInt64>] = []) -> SymbolTable {
             let storage = names.map { strdup($0)! }
             defer { storage.forEach { free($0) } }
-            return SymbolTable(symbols: symbols) { UnsafePointer(storage[Int($0)]) }
+            let source = SymbolSource(symbols: symbols) { UnsafePointer(storage[Int($0)]) }
+            return SymbolTable(sources: [source], functions: FunctionRanges(functions))
         }
 
         static func name(_ table: SymbolTable, _ vaddr: UInt64) -> String? {
@@ -34,16 +35,35 @@ extension SymbolTests {
         }
 
         @Test func unsizedSymbolEndsAtNextSymbolOrSectionEnd() {
-            let table = Self.table([
+            let symbols = [
                 RawFunctionSymbol(value: 0x1000, size: 0, sectionEnd: 0x9000, nameOffset: 1),
                 RawFunctionSymbol(value: 0x3000, size: 0x10, sectionEnd: 0x9000, nameOffset: 2),
                 RawFunctionSymbol(value: 0x4000, size: 0, sectionEnd: 0x4100, nameOffset: 5),
-            ])
+            ]
+            // Unwind data whose functions reach past the next symbol and the section end.
+            let table = Self.table(symbols, functions: [0x1000..<0x3800, 0x4000..<0x5000])
             #expect(Self.name(table, 0x1000) == "unsized")
             #expect(Self.name(table, 0x2fff) == "unsized")
             #expect(Self.name(table, 0x3000) == "next")
             #expect(Self.name(table, 0x40ff) == "last_unsized")
             #expect(Self.name(table, 0x4100) == nil)
+        }
+
+        @Test func unsizedSymbolNeedsTheUnwindDataToAgree() {
+            let symbols = [
+                RawFunctionSymbol(value: 0x1000, size: 0, sectionEnd: 0x9000, nameOffset: 1),
+                RawFunctionSymbol(value: 0x3000, size: 0x10, sectionEnd: 0x9000, nameOffset: 2),
+                RawFunctionSymbol(value: 0x4000, size: 0, sectionEnd: 0x4100, nameOffset: 5),
+            ]
+            // The function at 0x1000 is shorter than the gap; none starts at 0x4000.
+            let table = Self.table(symbols, functions: [0x1000..<0x1200, 0x3ff0..<0x4080])
+            #expect(Self.name(table, 0x11ff) == "unsized")
+            #expect(Self.name(table, 0x1200) == nil)
+            #expect(Self.name(table, 0x2fff) == nil)
+            #expect(Self.name(table, 0x4000) == nil)
+            #expect(Self.name(table, 0x3000) == "next")
+            // No unwind data at all: unsized symbols cover nothing.
+            #expect(Self.name(Self.table(symbols), 0x1000) == nil)
         }
 
         @Test func aliasesAtOneAddressKeepTheLargest() {

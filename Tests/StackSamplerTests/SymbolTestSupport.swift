@@ -29,10 +29,11 @@ struct NativeScratch {
         return outputPath
     }
 
-    /// A copy of `binary` without `.symtab` (what `strip` leaves: `.dynsym` only).
-    func stripped(_ binary: String, as name: String) throws -> String {
+    /// A copy of `binary` without `.symtab` (what `strip` leaves: `.dynsym` only), stripped
+    /// with `options` added (e.g. `--strip-unneeded`).
+    func stripped(_ binary: String, as name: String, options: [String] = []) throws -> String {
         let outputPath = path(name)
-        try Self.run("/usr/bin/strip", ["-o", outputPath, binary])
+        try Self.run("/usr/bin/strip", options + ["-o", outputPath, binary])
         return outputPath
     }
 

@@ -5,8 +5,8 @@ import Testing
 extension SymbolTests {
     /// End-to-end resolution against code built here with gcc, checked against `nm`.
     @Suite(.serialized) struct Native {
-        /// A library with an exported, a hidden (absent from .dynsym), an unsized and a
-        /// short-sized function, and a symbol whose name contains `;`.
+        /// A library with an exported, a hidden (absent from .dynsym), an unsized one with
+        /// unwind data (CFI) and one without, a short-sized function, and a symbol whose name contains `;`.
         static let librarySource = #"""
         __attribute__((noinline, visibility("hidden"))) int ss_hidden_work(int n) {
             volatile int acc = 0;
@@ -25,7 +25,9 @@ extension SymbolTests {
             "ss_short_sized:\n ret\n.size ss_short_sized, 1\n"
             ".rept 32\n nop\n.endr\n"
             ".globl ss_unsized\n.type ss_unsized,@function\n"
-            "ss_unsized:\n .rept 16\n nop\n.endr\n ret\n"
+            "ss_unsized:\n .cfi_startproc\n .rept 16\n nop\n.endr\n ret\n .cfi_endproc\n"
+            ".globl ss_unsized_nocfi\n.type ss_unsized_nocfi,@function\n"
+            "ss_unsized_nocfi:\n .rept 16\n nop\n.endr\n ret\n"
             ".globl \"ss_semi;colon\"\n.type \"ss_semi;colon\",@function\n"
             "\"ss_semi;colon\":\n ret\n.size \"ss_semi;colon\", 1\n");
         """#
@@ -90,18 +92,25 @@ extension SymbolTests {
             // Hidden function: only in .symtab.
             #expect(symbolizer.symbolize(try hiddenAddress(full) + 2).name == "ss_hidden_work")
 
-            // Stripped copy: exported still resolves through .dynsym; hidden becomes module+vaddr.
+            // Stripped copy: exported still resolves through .dynsym; hidden is named after the
+            // start of its function in the unwind data, whichever address inside it is asked.
             #expect(symbolizer.symbolize(try address(bare, "ss_exported_work") + 3).name == "ss_exported_work")
-            let hidden = symbolizer.symbolize(try hiddenAddress(bare) + 2)
-            let hiddenOffset = try #require(nm["ss_hidden_work"]) + 2
-            #expect(hidden.name == "libssym_stripped.so+0x\(Self.hex(hiddenOffset))")
-            #expect(hidden.moduleOffset == hiddenOffset && !hidden.isResolved && hidden.kind == .unknown)
+            let hiddenStart = try #require(nm["ss_hidden_work"])
+            for inside in [UInt(0), 2, 9] {
+                let hidden = symbolizer.symbolize(try hiddenAddress(bare) + inside)
+                #expect(hidden.name == "libssym_stripped.so+0x\(Self.hex(hiddenStart))")
+                #expect(hidden.moduleOffset == hiddenStart + inside && hidden.functionStart == hiddenStart)
+                #expect(!hidden.isResolved && hidden.kind == .unknown)
+            }
 
-            // A sized symbol does not cover the padding after it; an unsized one runs to the next.
+            // A sized symbol does not cover the padding after it; an unsized one runs to the next,
             let gap = symbolizer.symbolize(try address(full, "ss_short_sized") + 8)
             #expect(gap.name == "libssym_full.so+0x\(Self.hex(try #require(nm["ss_short_sized"]) + 8))")
             #expect(!gap.isResolved)
+            // only where the unwind data has a function starting at the symbol.
             #expect(symbolizer.symbolize(try address(full, "ss_unsized") + 4).name == "ss_unsized")
+            let noCFI = try #require(nm["ss_unsized_nocfi"]) + 4
+            #expect(symbolizer.symbolize(try address(full, "ss_unsized_nocfi") + 4).name == "libssym_full.so+0x\(Self.hex(noCFI))")
 
             // ';' would break the folded format.
             #expect(symbolizer.symbolize(try address(full, "ss_semi;colon")).name == "ss_semi:colon")
@@ -113,7 +122,8 @@ extension SymbolTests {
             defer { scratch.remove() }
             let program = try scratch.compile(Self.programSource, name: name, flags: ["-O2"] + flags)
             let stripped = try scratch.stripped(program, as: "\(name)_stripped")
-            let expected = try #require(NativeScratch.nmValues(program)["ss_main_work"]) + 1
+            let start = try #require(NativeScratch.nmValues(program)["ss_main_work"])
+            let expected = start + 1
             for (binary, resolves) in [(program, true), (stripped, false)] {
                 let output = try NativeScratch.run(binary, [])
                 let firstLine = try #require(output.split(separator: "\n").first)
@@ -122,7 +132,8 @@ extension SymbolTests {
                 let frame = symbolizer.symbolize(address + 1)
                 #expect(frame.moduleOffset == expected)
                 let basename = URL(fileURLWithPath: binary).lastPathComponent
-                #expect(frame.name == (resolves ? "ss_main_work" : "\(basename)+0x\(Self.hex(expected))"))
+                #expect(frame.name == (resolves ? "ss_main_work" : "\(basename)+0x\(Self.hex(start))"))
+                #expect(frame.functionStart == start)
             }
         }
 

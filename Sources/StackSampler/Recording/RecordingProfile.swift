@@ -1,8 +1,9 @@
 extension Profile {
     /// A profile from a raw recording, named through the files on this machine now, and
     /// warnings where that may be wrong (changed build ids, a recording cut short).
-    public static func fromRecording(_ recording: RawRecording) -> (profile: Profile, warnings: [String]) {
-        ProfileBuilder.build(from: recording)
+    public static func fromRecording(_ recording: RawRecording, symbols: SymbolOptions = SymbolOptions())
+        -> (profile: Profile, warnings: [String]) {
+        ProfileBuilder.build(from: recording, symbols: symbols)
     }
 }
 
@@ -20,7 +21,7 @@ extension ProfileBuilder {
     /// A profile from a raw recording, named through the files on this machine now.
     /// The warnings say where that may be wrong: a module whose build id differs from
     /// the one recorded (rebuilt or upgraded since), a recording cut short.
-    static func build(from recording: RawRecording) -> (profile: Profile, warnings: [String]) {
+    static func build(from recording: RawRecording, symbols: SymbolOptions) -> (profile: Profile, warnings: [String]) {
         var counts: [Int: Int] = [:]
         for sample in recording.samples { counts[sample.stack, default: 0] += 1 }
         let indices = recording.threads.keys.sorted()
@@ -50,7 +51,7 @@ extension ProfileBuilder {
         if let tail = recording.truncatedTail {
             warnings.append("the recording ends inside a record at byte \(tail.offset) (the program was stopped while writing); the samples before it are used")
         }
-        let (named, frames) = symbolize(stacks, modules: modules)
+        let (named, frames, _) = symbolize(stacks, modules: modules, options: symbols)
         let lastSample = recording.samples.last?.timeNanoseconds ?? start
         var configuration = ProfilerConfiguration(mode: recording.header.mode, maxDepth: max(1, recording.header.maxDepth))
         configuration.period = .nanoseconds(Int64(clamping: recording.header.periodNanoseconds))

@@ -10,14 +10,18 @@ struct LoadSegment: Sendable, Equatable {
 
 /// An ELF file opened read-only through libelf. Data is read on demand with `pread`
 /// (`ELF_C_READ`, not an mmap), so a file truncated behind our back yields an error, not SIGBUS.
-/// It can also wrap an ELF image already in memory (the vDSO).
+/// It can also wrap an ELF image already in memory (the vDSO), or a copy it owns (decompressed data).
 /// The descriptor and libelf handle are released on deinit; use it briefly and drop it.
 final class ElfFile {
     let elf: OpaquePointer
     /// The open file, or -1 for an in-memory image.
     private let fd: Int32
+    /// The image this file owns and frees, if it was made from a copy.
+    private let ownedImage: UnsafeMutableRawBufferPointer?
     /// `e_type`: `ET_EXEC`, `ET_DYN`, ...
     let type: UInt16
+    /// True for ELFCLASS64 (8-byte addresses), false for ELFCLASS32.
+    let isClass64: Bool
 
     /// Opens `path`, or returns nil if it is unreadable or not ELF.
     convenience init?(path: String) {
@@ -39,21 +43,37 @@ final class ElfFile {
         self.init(elf: elf, fd: -1)
     }
 
-    private init?(elf: OpaquePointer, fd: Int32) {
+    /// Wraps a copy of the ELF image `bytes`, kept for the file's lifetime.
+    convenience init?(copying bytes: [UInt8]) {
+        let image = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, bytes.count), alignment: 16)
+        bytes.withUnsafeBytes { image.copyMemory(from: $0) }
+        guard elf_version(UInt32(EV_CURRENT)) != UInt32(EV_NONE),
+              let elf = elf_memory(image.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count) else {
+            image.deallocate()
+            return nil
+        }
+        self.init(elf: elf, fd: -1, ownedImage: image)
+    }
+
+    private init?(elf: OpaquePointer, fd: Int32, ownedImage: UnsafeMutableRawBufferPointer? = nil) {
         var header = GElf_Ehdr()
         guard elf_kind(elf) == ELF_K_ELF, gelf_getehdr(elf, &header) != nil else {
             elf_end(elf)
             if fd >= 0 { close(fd) }
+            ownedImage?.deallocate()
             return nil
         }
         self.elf = elf
         self.fd = fd
+        self.ownedImage = ownedImage
         self.type = header.e_type
+        self.isClass64 = gelf_getclass(elf) == ELFCLASS64
     }
 
     deinit {
         elf_end(elf)
         if fd >= 0 { close(fd) }
+        ownedImage?.deallocate()
     }
 
     /// All program headers.
@@ -86,6 +106,16 @@ final class ElfFile {
             scn = elf_nextscn(elf, current)
         }
         return result
+    }
+
+    /// The first section called `name`, if any.
+    func section(named name: String) -> (scn: OpaquePointer, header: GElf_Shdr)? {
+        var namesIndex = 0
+        guard elf_getshdrstrndx(elf, &namesIndex) == 0 else { return nil }
+        return sections.first { section in
+            guard let cName = elf_strptr(elf, namesIndex, Int(section.header.sh_name)) else { return false }
+            return String(cString: cName) == name
+        }
     }
 }
 

@@ -2,25 +2,23 @@ import CElf
 import Glibc
 
 extension ElfFile {
-    /// The function symbols (`STT_FUNC`, `STT_GNU_IFUNC`; defined, nonzero value) of `.symtab`,
-    /// or of `.dynsym` when there is no `.symtab` or it holds no functions.
-    func functionSymbols() -> SymbolTable {
+    /// The function symbols (`STT_FUNC`, `STT_GNU_IFUNC`; defined, nonzero value) of the first
+    /// section of type `tableType` (`SHT_SYMTAB` or `SHT_DYNSYM`); nil if it has none.
+    /// The result keeps this file open until it is dropped, to read the names.
+    func functionSymbols(in tableType: Int32) -> SymbolSource? {
         let sections = self.sections
+        guard let table = sections.first(where: { $0.header.sh_type == UInt32(tableType) }) else { return nil }
         // End address of each allocated section by index, to bound unsized symbols.
         var sectionEnds: [Int: UInt64] = [:]
         for section in sections where section.header.sh_flags & UInt64(SHF_ALLOC) != 0 {
             sectionEnds[elf_ndxscn(section.scn)] = section.header.sh_addr &+ section.header.sh_size
         }
-        for wanted in [UInt32(SHT_SYMTAB), UInt32(SHT_DYNSYM)] {
-            guard let table = sections.first(where: { $0.header.sh_type == wanted }) else { continue }
-            let symbols = rawFunctionSymbols(table.scn, header: table.header, sectionEnds: sectionEnds)
-            if symbols.isEmpty { continue }
-            let stringTable = Int(table.header.sh_link)
-            return SymbolTable(symbols: symbols) { offset in
-                UnsafePointer(elf_strptr(elf, stringTable, Int(offset)))
-            }
+        let symbols = rawFunctionSymbols(table.scn, header: table.header, sectionEnds: sectionEnds)
+        guard !symbols.isEmpty else { return nil }
+        let stringTable = Int(table.header.sh_link)
+        return SymbolSource(symbols: symbols) { [self] offset in
+            UnsafePointer(elf_strptr(elf, stringTable, Int(offset)))
         }
-        return SymbolTable()
     }
 
     private func rawFunctionSymbols(_ scn: OpaquePointer, header: GElf_Shdr, sectionEnds: [Int: UInt64]) -> [RawFunctionSymbol] {

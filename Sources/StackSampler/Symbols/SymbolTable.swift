@@ -12,11 +12,19 @@ struct RawFunctionSymbol: Equatable {
     var nameOffset: UInt32
 }
 
+/// The function symbols of one symbol table, and how to find their names in its string table.
+struct SymbolSource {
+    var symbols: [RawFunctionSymbol]
+    /// The NUL-terminated name for a `nameOffset`, or nil; valid while the table is built.
+    var name: (UInt32) -> UnsafePointer<CChar>?
+}
+
 /// Function symbols of one module, sorted by address, with the names of just those symbols
 /// copied into one byte blob (so no libelf handle or file descriptor stays open).
 ///
-/// Coverage: a sized symbol covers exactly `[value, value + size)`; an unsized one covers up
-/// to the next symbol's address, but not past the end of its section.
+/// Coverage: a sized symbol covers exactly `[value, value + size)`. An unsized one covers up to
+/// the next symbol's address, not past the end of its section, and only within the unwind
+/// data's function range that starts at its address; without such a range it covers nothing.
 struct SymbolTable: Sendable {
     struct Entry: Sendable, Equatable {
         var start: UInt64
@@ -31,34 +39,42 @@ struct SymbolTable: Sendable {
     /// An empty table (module without symbols or unreadable).
     init() {}
 
-    /// Builds the table. `name` returns the NUL-terminated name for a `nameOffset`, or nil.
-    /// Symbols sharing an address (aliases) keep one entry: the largest, then the first seen.
-    init(symbols: [RawFunctionSymbol], name: (UInt32) -> UnsafePointer<CChar>?) {
-        let sorted = symbols.enumerated().sorted { lhs, rhs in
-            if lhs.element.value != rhs.element.value { return lhs.element.value < rhs.element.value }
-            if lhs.element.size != rhs.element.size { return lhs.element.size > rhs.element.size }
+    /// Builds the table from the symbols of `sources` (a file's own table, a debug file's, ...),
+    /// bounding unsized symbols by `functions`. Symbols sharing an address (aliases, or one
+    /// function listed by two sources) keep one entry: the largest, then the first seen.
+    init(sources: [SymbolSource], functions: FunctionRanges) {
+        let all = sources.enumerated().flatMap { source in source.element.symbols.map { (source: source.offset, symbol: $0) } }
+        let sorted = all.enumerated().sorted { lhs, rhs in
+            let (left, right) = (lhs.element.symbol, rhs.element.symbol)
+            if left.value != right.value { return left.value < right.value }
+            if left.size != right.size { return left.size > right.size }
             return lhs.offset < rhs.offset
         }.map(\.element)
-        var unique: [RawFunctionSymbol] = []
+        var unique: [(source: Int, symbol: RawFunctionSymbol)] = []
         unique.reserveCapacity(sorted.count)
-        for symbol in sorted where unique.last?.value != symbol.value { unique.append(symbol) }
+        for item in sorted where unique.last?.symbol.value != item.symbol.value { unique.append(item) }
 
         entries.reserveCapacity(unique.count)
-        for (index, symbol) in unique.enumerated() {
-            guard let cName = name(symbol.nameOffset) else { continue }
+        for (index, item) in unique.enumerated() {
+            let symbol = item.symbol
             let end: UInt64
             if symbol.size > 0 {
                 end = symbol.value &+ symbol.size
             } else {
-                let next = index + 1 < unique.count ? unique[index + 1].value : UInt64.max
-                end = min(next, symbol.sectionEnd ?? UInt64.max)
+                guard let function = functions.range(startingAt: symbol.value) else { continue }
+                let next = index + 1 < unique.count ? unique[index + 1].symbol.value : UInt64.max
+                end = min(next, symbol.sectionEnd ?? UInt64.max, function.upperBound)
             }
-            guard end > symbol.value, names.count < Int(UInt32.max) else { continue }
+            guard end > symbol.value, names.count < Int(UInt32.max),
+                  let cName = sources[item.source].name(symbol.nameOffset) else { continue }
             let offset = UInt32(names.count)
-            names.append(contentsOf: UnsafeBufferPointer(start: cName, count: strlen(cName) + 1).lazy.map { UInt8(bitPattern: $0) })
+            names.append(contentsOf: UnsafeRawBufferPointer(start: cName, count: strlen(cName) + 1))
             entries.append(Entry(start: symbol.value, end: end, nameOffset: offset))
         }
     }
+
+    /// Bytes held by the table (entries and names).
+    var byteCount: Int { entries.capacity * MemoryLayout<Entry>.stride + names.capacity }
 
     /// Index of the entry covering `vaddr`, or nil if no symbol covers it.
     func index(covering vaddr: UInt64) -> Int? {

@@ -12,26 +12,37 @@ public enum FrameKind: String, Sendable {
 
 /// A resolved code address.
 public struct SymbolizedFrame: Sendable, Hashable {
-    /// Demangled function name without `+offset`; for unresolved addresses
-    /// `basename+0xOFFSET` (offset = ELF vaddr), `[vdso]+0xOFFSET` / `[anon]+0xADDRESS`
+    /// Demangled function name without `+offset`. An address no symbol covers is named after
+    /// the function that the module's unwind data places it in, `basename+0xSTART` (START = the
+    /// function's first ELF vaddr), or `basename+0xOFFSET` (its own vaddr) outside every
+    /// function; `[vdso]+0xOFFSET` / `[anon]+0xADDRESS`
     /// for executable mappings without a file (the vDSO resolves through its in-memory symbol
     /// table), `[unknown]` when no mapping contains it.
+    /// Swift names are in a readable form (`Matrix.multiply(_:)`, see `fullName`).
     /// Never contains `;` (replaced by `:` for the folded format).
     public var name: String
+    /// The complete demangled name (with module qualifiers, argument and return types,
+    /// specializations); the same as `name` for everything but Swift symbols. No `;` either.
+    public var fullName: String
     /// Path of the module containing the address (`[vdso]` for the vDSO), if any.
     public var modulePath: String?
     /// Address relative to the module's load bias, i.e. the ELF virtual address.
     public var moduleOffset: UInt?
+    /// ELF virtual address where the containing function starts (its symbol's value, or its
+    /// unwind data range's start), if known.
+    public var functionStart: UInt?
     /// Kind of code, for colouring.
     public var kind: FrameKind
     /// True when the address was matched to a symbol.
     public var isResolved: Bool
 
     /// Creates a frame from its parts.
-    public init(name: String, modulePath: String?, moduleOffset: UInt?, kind: FrameKind, isResolved: Bool) {
+    public init(name: String, modulePath: String?, moduleOffset: UInt?, functionStart: UInt? = nil, kind: FrameKind, isResolved: Bool) {
         self.name = name
+        self.fullName = name
         self.modulePath = modulePath
         self.moduleOffset = moduleOffset
+        self.functionStart = functionStart
         self.kind = kind
         self.isResolved = isResolved
     }

@@ -1,44 +1,11 @@
 import CElf
 
-/// What the symbolizer keeps of one ELF file: how to turn file offsets into vaddrs, the
-/// sorted function symbols, and the names demangled so far.
-private final class ModuleImage {
-    let isFixedAddress: Bool
-    let loadSegments: [LoadSegment]
-    let symbols: SymbolTable
-    var demangled: [Int: (name: String, kind: FrameKind)] = [:]
-
-    /// Reads `path` once; nil if it is not a readable ELF file.
-    convenience init?(path: String) {
-        guard let file = ElfFile(path: path) else { return nil }
-        self.init(file: file)
-    }
-
-    init(file: ElfFile) {
-        isFixedAddress = file.type == UInt16(ET_EXEC)
-        loadSegments = file.loadSegments
-        symbols = file.functionSymbols()
-    }
-
-    /// ELF vaddr of `address`, mapped at `start` from file offset `fileOffset`.
-    func vaddr(of address: UInt, mappedAt start: UInt, fileOffset: UInt) -> UInt64 {
-        if isFixedAddress { return UInt64(address) }  // ET_EXEC: loaded at its link-time addresses.
-        let offset = UInt64(address - start + fileOffset)
-        return LoadSegment.vaddr(forFileOffset: offset, in: loadSegments) ?? offset
-    }
-
-    func demangledName(at index: Int) -> (name: String, kind: FrameKind) {
-        if let known = demangled[index] { return known }
-        let result = Demangler.demangle(symbols.name(at: index))
-        demangled[index] = result
-        return result
-    }
-}
-
 /// Resolves addresses to names through the ELF symbol tables of the loaded modules; caches per
 /// address, loads each module's table once, lazily. Not thread-safe: use from one task/thread.
 public final class Symbolizer {
     private let moduleMap: ModuleMap
+    private let debugFiles: DebugFileLocator
+    private let keepsSpecializations: Bool
     /// Loaded images by path; `.some(nil)` marks a file that could not be read.
     private var images: [String: ModuleImage?] = [:]
     /// This process's vDSO image, read from memory on first use; `.some(nil)` if unusable.
@@ -46,8 +13,15 @@ public final class Symbolizer {
     private var cache: [UInt: SymbolizedFrame] = [:]
 
     /// A symbolizer over `modules` (by default this process's current mappings).
-    public init(modules: ModuleMap = .current()) {
+    public init(modules: ModuleMap = .current(), options: SymbolOptions = SymbolOptions()) {
         self.moduleMap = modules
+        self.debugFiles = DebugFileLocator(root: options.debugRoot)
+        self.keepsSpecializations = options.keepsSpecializations
+    }
+
+    /// Bytes held by the symbol and function tables of the modules loaded so far.
+    public var tableBytes: Int {
+        images.values.reduce(0) { $0 + ($1?.byteCount ?? 0) } + ((vdsoImage ?? nil)?.byteCount ?? 0)
     }
 
     /// Resolves `address` as given (callers pass the leaf PC and return address − 1 for callers).
@@ -56,6 +30,9 @@ public final class Symbolizer {
         var frame = resolve(address)
         if frame.name.utf8.contains(UInt8(ascii: ";")) {
             frame.name = String(frame.name.map { $0 == ";" ? ":" : $0 })
+        }
+        if frame.fullName.utf8.contains(UInt8(ascii: ";")) {
+            frame.fullName = String(frame.fullName.map { $0 == ";" ? ":" : $0 })
         }
         cache[address] = frame
         return frame
@@ -66,23 +43,31 @@ public final class Symbolizer {
             if let region = moduleMap.pseudoRegion(containing: address), let vdso = vdso(region) {
                 let vaddr = vdso.vaddr(of: address, mappedAt: region.start, fileOffset: 0)
                 if let index = vdso.symbols.index(covering: vaddr) {
-                    return SymbolizedFrame(name: vdso.demangledName(at: index).name, modulePath: region.name,
-                                           moduleOffset: UInt(vaddr), kind: .native, isResolved: true)
+                    return SymbolizedFrame(name: vdso.demangledName(at: index, keepingSpecializations: false).readable, modulePath: region.name,
+                                           moduleOffset: UInt(vaddr), functionStart: UInt(vdso.symbols.entries[index].start),
+                                           kind: .native, isResolved: true)
                 }
             }
             return SymbolizedFrame(name: pseudoName(address), modulePath: nil, moduleOffset: nil,
-                                   kind: .unknown, isResolved: false)
+                                   functionStart: nil, kind: .unknown, isResolved: false)
         }
         let image = self.image(for: module.path)
         let vaddr = image?.vaddr(of: address, mappedAt: module.start, fileOffset: module.fileOffset)
             ?? UInt64(address - module.start + module.fileOffset)
         if let image, let index = image.symbols.index(covering: vaddr) {
-            let (name, kind) = image.demangledName(at: index)
-            return SymbolizedFrame(name: name, modulePath: module.path, moduleOffset: UInt(vaddr),
-                                   kind: kind, isResolved: true)
+            let name = image.demangledName(at: index, keepingSpecializations: keepsSpecializations)
+            var frame = SymbolizedFrame(name: name.readable, modulePath: module.path, moduleOffset: UInt(vaddr),
+                                        functionStart: UInt(image.symbols.entries[index].start), kind: name.kind, isResolved: true)
+            frame.fullName = name.full
+            return frame
         }
-        return SymbolizedFrame(name: "\(module.basename)+0x\(String(vaddr, radix: 16))", modulePath: module.path,
-                               moduleOffset: UInt(vaddr), kind: .unknown, isResolved: false)
+        // No symbol covers it: name the function the unwind data puts it in, so all samples of
+        // one stripped function share a name; outside every function, the address itself.
+        let function = image?.functions.range(containing: vaddr)
+        let named = function?.lowerBound ?? vaddr
+        return SymbolizedFrame(name: "\(module.basename)+0x\(String(named, radix: 16))", modulePath: module.path,
+                               moduleOffset: UInt(vaddr), functionStart: function.map { UInt($0.lowerBound) },
+                               kind: .unknown, isResolved: false)
     }
 
     /// `[vdso]+0xOFFSET` for named file-less mappings, `[anon]+0xADDRESS` for anonymous ones,
@@ -101,7 +86,7 @@ public final class Symbolizer {
         var image: ModuleImage?
         if auxiliaryValue(33 /* AT_SYSINFO_EHDR */) == region.start, let base = UnsafeRawPointer(bitPattern: region.start),
            let file = ElfFile(image: UnsafeRawBufferPointer(start: base, count: Int(region.end - region.start))) {
-            image = ModuleImage(file: file)
+            image = ModuleImage(file: file, path: nil, debugFiles: nil)
         }
         vdsoImage = .some(image)
         return image
@@ -109,7 +94,7 @@ public final class Symbolizer {
 
     private func image(for path: String) -> ModuleImage? {
         if let known = images[path] { return known }
-        let image = ModuleImage(path: path)
+        let image = ModuleImage(path: path, debugFiles: debugFiles)
         images[path] = .some(image)
         return image
     }

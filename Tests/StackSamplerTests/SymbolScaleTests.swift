@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+@testable import StackSampler
+
+extension SymbolTests {
+    /// Symbolizing against a large binary: the first load of its tables, then lookups.
+    @Suite struct Scale {
+        static let binary = "/opt/swift/usr/bin/swift-frontend"
+
+        @Test(.enabled(if: FileManager.default.fileExists(atPath: binary)))
+        func largeBinaryLoadsOnceThenLooksUpQuickly() throws {
+            // Map the binary's executable segment as the loader would, at a made-up base.
+            let file = try #require(ElfFile(path: Self.binary))
+            let segment = try #require(file.programHeaders.first { $0.p_type == 1 /* PT_LOAD */ && $0.p_flags & 1 /* PF_X */ != 0 })
+            let base: UInt = 0x5500_0000_0000
+            let pageMask = ~UInt(0xfff)
+            let start = base + UInt(segment.p_vaddr) & pageMask
+            let end = (base + UInt(segment.p_vaddr + segment.p_memsz) + 0xfff) & pageMask
+            let maps = "\(String(start, radix: 16))-\(String(end, radix: 16)) r-xp \(String(UInt(segment.p_offset) & pageMask, radix: 16)) 08:01 1 \(Self.binary)\n"
+            let symbolizer = Symbolizer(modules: ModuleMap(mapsText: maps))
+
+            #expect(symbolizer.tableBytes == 0)  // Nothing is loaded before the first address.
+            let clock = ContinuousClock()
+            let firstLoad = clock.measure { _ = symbolizer.symbolize(start + 0x1000) }
+            #expect(symbolizer.tableBytes > 0)
+            var generator = SystemRandomNumberGenerator()
+            let addresses = (0..<10_000).map { _ in UInt.random(in: (base + UInt(segment.p_vaddr))..<(base + UInt(segment.p_vaddr + segment.p_filesz)), using: &generator) }
+            var resolved = 0
+            let lookups = clock.measure {
+                for address in addresses where symbolizer.symbolize(address).isResolved { resolved += 1 }
+            }
+            print("scale: \(Self.binary): first load \(firstLoad), \(addresses.count) lookups \(lookups), tables \(symbolizer.tableBytes / 1_000_000) MB, resolved \(resolved)")
+            #expect(lookups < .seconds(1), "10 000 lookups took \(lookups)")
+            // Linked by lld, whose .eh_frame is SHT_X86_64_UNWIND: nearly every function has an FDE.
+            let image = ModuleImage(file: file, path: Self.binary, debugFiles: nil)
+            #expect(image.functions.count > image.symbols.entries.count * 9 / 10,
+                    "\(image.functions.count) FDEs for \(image.symbols.entries.count) functions")
+            #expect(resolved > addresses.count / 2, "only \(resolved) of \(addresses.count) random text addresses resolved")
+        }
+    }
+}
