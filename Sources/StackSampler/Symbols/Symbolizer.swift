@@ -44,6 +44,7 @@ public final class Symbolizer {
     /// This process's vDSO image, read from memory on first use; `.some(nil)` if unusable.
     private var vdsoImage: ModuleImage??
     private var cache: [UInt: SymbolizedFrame] = [:]
+    private var functionStarts: [UInt: UInt] = [:]
 
     /// A symbolizer over `modules` (by default this process's current mappings).
     public init(modules: ModuleMap = .current()) {
@@ -61,28 +62,69 @@ public final class Symbolizer {
         return frame
     }
 
-    private func resolve(_ address: UInt) -> SymbolizedFrame {
-        guard let module = moduleMap.module(containing: address) else {
-            if let region = moduleMap.pseudoRegion(containing: address), let vdso = vdso(region) {
-                let vaddr = vdso.vaddr(of: address, mappedAt: region.start, fileOffset: 0)
-                if let index = vdso.symbols.index(covering: vaddr) {
-                    return SymbolizedFrame(name: vdso.demangledName(at: index).name, modulePath: region.name,
-                                           moduleOffset: UInt(vaddr), kind: .native, isResolved: true)
-                }
+    /// The start of the function containing `address` (callers pass the leaf PC and return
+    /// address − 1 for callers, as for `symbolize`); cached per address. Used to tell one
+    /// function's invocations apart while the PC moves inside it.
+    ///
+    /// Without a symbol covering the address, the start of its mapping stands in: all unresolved
+    /// code of one module (or of one file-less mapping) counts as one function there. Outside every
+    /// executable mapping the address is its own start.
+    public func functionStart(of address: UInt) -> UInt {
+        if let known = functionStarts[address] { return known }
+        let start: UInt
+        if let placement = place(address) {
+            if let image = placement.image, let index = image.symbols.index(covering: placement.vaddr) {
+                start = address - UInt(placement.vaddr - image.symbols.entries[index].start)
+            } else {
+                start = placement.mappingStart
             }
-            return SymbolizedFrame(name: pseudoName(address), modulePath: nil, moduleOffset: nil,
-                                   kind: .unknown, isResolved: false)
+        } else {
+            start = address
         }
-        let image = self.image(for: module.path)
-        let vaddr = image?.vaddr(of: address, mappedAt: module.start, fileOffset: module.fileOffset)
-            ?? UInt64(address - module.start + module.fileOffset)
-        if let image, let index = image.symbols.index(covering: vaddr) {
+        functionStarts[address] = start
+        return start
+    }
+
+    /// Where an address lies: the start of its mapping, its ELF vaddr, the image holding its
+    /// symbols (nil if unreadable) and the module (nil for file-less mappings).
+    private struct Placement {
+        var mappingStart: UInt
+        var vaddr: UInt64
+        var image: ModuleImage?
+        var module: Module?
+    }
+
+    /// Places `address` in a file-backed module or in this process's vDSO; nil elsewhere.
+    private func place(_ address: UInt) -> Placement? {
+        if let module = moduleMap.module(containing: address) {
+            let image = self.image(for: module.path)
+            let vaddr = image?.vaddr(of: address, mappedAt: module.start, fileOffset: module.fileOffset)
+                ?? UInt64(address - module.start + module.fileOffset)
+            return Placement(mappingStart: module.start, vaddr: vaddr, image: image, module: module)
+        }
+        if let region = moduleMap.pseudoRegion(containing: address) {
+            let vdso = vdso(region)
+            let vaddr = vdso?.vaddr(of: address, mappedAt: region.start, fileOffset: 0) ?? UInt64(address - region.start)
+            return Placement(mappingStart: region.start, vaddr: vaddr, image: vdso, module: nil)
+        }
+        return nil
+    }
+
+    private func resolve(_ address: UInt) -> SymbolizedFrame {
+        guard let placement = place(address) else {
+            return SymbolizedFrame(name: pseudoName(address), modulePath: nil, moduleOffset: nil, kind: .unknown, isResolved: false)
+        }
+        if let image = placement.image, let index = image.symbols.index(covering: placement.vaddr) {
             let (name, kind) = image.demangledName(at: index)
-            return SymbolizedFrame(name: name, modulePath: module.path, moduleOffset: UInt(vaddr),
+            // An image without a module is the vDSO's.
+            return SymbolizedFrame(name: name, modulePath: placement.module?.path ?? "[vdso]", moduleOffset: UInt(placement.vaddr),
                                    kind: kind, isResolved: true)
         }
-        return SymbolizedFrame(name: "\(module.basename)+0x\(String(vaddr, radix: 16))", modulePath: module.path,
-                               moduleOffset: UInt(vaddr), kind: .unknown, isResolved: false)
+        guard let module = placement.module else {
+            return SymbolizedFrame(name: pseudoName(address), modulePath: nil, moduleOffset: nil, kind: .unknown, isResolved: false)
+        }
+        return SymbolizedFrame(name: "\(module.basename)+0x\(String(placement.vaddr, radix: 16))", modulePath: module.path,
+                               moduleOffset: UInt(placement.vaddr), kind: .unknown, isResolved: false)
     }
 
     /// `[vdso]+0xOFFSET` for named file-less mappings, `[anon]+0xADDRESS` for anonymous ones,
