@@ -1,4 +1,5 @@
 import CSupport
+import Glibc
 
 /// Turns what the sampler counted into a `Profile`: root-first stacks, thread
 /// figures, losses, and a name for each unique address (symbolized once each).
@@ -29,6 +30,9 @@ enum ProfileBuilder {
                 return stack
             }
         }
+        let invocations = sampler.invocations.map { recorder in
+            Profile.Invocation.named(recorder.tracker.records, hidden: profilerFrames) { frames[$0]?.name ?? symbolizer.symbolize($0).name }
+        } ?? []
         var overhead = Profile.Overhead()
         overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart
         let timing = HandlerTiming.snapshot().since(sampler.handlerTimingAtStart)
@@ -46,6 +50,15 @@ enum ProfileBuilder {
                        durationNanoseconds: endNanoseconds &- sampler.startTime,
                        signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0,
                        stacks: stacks, threads: threads, frames: frames, modules: modules.modules, losses: losses,
-                       overhead: overhead)
+                       overhead: overhead, processID: getpid(), realtimeStartNanoseconds: realtimeNanoseconds(atMonotonic: sampler.startTime),
+                       invocations: invocations, invocationCounts: sampler.invocations?.tracker.counts ?? Profile.InvocationCounts())
+    }
+
+    /// CLOCK_REALTIME at the moment CLOCK_MONOTONIC read `monotonic` (assuming no clock step since).
+    private static func realtimeNanoseconds(atMonotonic monotonic: UInt64) -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let realtime = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        return realtime &- (ss_now_ns() &- monotonic)
     }
 }

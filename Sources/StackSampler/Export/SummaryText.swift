@@ -19,6 +19,7 @@ extension Profile {
         }
         lines.append("profiler cost: handler \(formatted(Double(overhead.handlerMedianNanoseconds) / 1000, 1)) us median, \(formatted(Double(overhead.handlerP99Nanoseconds) / 1000, 1)) us p99 per sample; sampler thread \(formatted(Double(overhead.samplerCPUNanoseconds) / 1e6, 1)) ms CPU; symbolization \(formatted(Double(overhead.symbolizationNanoseconds) / 1e6, 1)) ms")
         lines.append("lost: \(losses.droppedSamples) dropped (buffer full), \(losses.truncatedSamples) truncated at depth \(configuration.maxDepth), \(losses.leafOnlySamples) leaf-only (thread not prepared), \(losses.unwindFailures) unwind failures, \(losses.missedTicks) missed ticks")
+        if let invocationSummary { lines.append(invocationSummary) }
         return lines.map { "stacksampler: " + $0 }.joined(separator: "\n") + "\n"
     }
 

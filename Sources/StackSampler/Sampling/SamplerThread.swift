@@ -18,6 +18,8 @@ final class SamplerThread: @unchecked Sendable {
     private let ownTID = Atomic<Int32>(0)
     /// Touched only by the sampler thread until it has been joined.
     private var aggregator = StackAggregator()
+    /// Invocation tracking, when configured.
+    private(set) var invocations: InvocationRecorder?
     private var cpuAtLastTick: [Int32: Int64] = [:]
     private var handle = pthread_t()
     private(set) var startTime: UInt64 = 0
@@ -40,6 +42,9 @@ final class SamplerThread: @unchecked Sendable {
         handlerTimingAtStart = HandlerTiming.snapshot()
         droppedAtStart = ss_buffer_dropped()
         foreignSignalsAtStart = ss_engine_foreign_signals()
+        if let settings = configuration.invocations {
+            invocations = try InvocationRecorder(settings: settings, period: configuration.periodNanoseconds, mode: configuration.mode)
+        }
         scanThreads(initial: true)
         let context = Unmanaged.passRetained(self).toOpaque()
         let status = ss_spawn_unsampled_thread(&handle, { context in
@@ -59,6 +64,8 @@ final class SamplerThread: @unchecked Sendable {
         pthread_join(handle, nil)
         ss_engine_stop()
         drain()
+        invocations?.reportStalls(threads: aggregator.threads)
+        invocations?.finish()
         let now = ss_now_ns()
         for tid in ThreadDirectory.threadIDs() where tid != ownTID.load(ordering: .relaxed) {
             aggregator.observe(tid, cpu: ss_thread_cpu_time_ns(tid), name: nil, bornDuringSession: true, at: now)
@@ -81,6 +88,7 @@ final class SamplerThread: @unchecked Sendable {
                 lastScan = now
             }
             if configuration.mode == .wall { tick(at: now) }
+            invocations?.reportStalls(threads: aggregator.threads)
             nextWake += interval
             if nextWake <= now {
                 if configuration.mode == .wall { missedTicks += Int((now - nextWake) / interval) + 1 }
@@ -97,7 +105,8 @@ final class SamplerThread: @unchecked Sendable {
 
     private func drain() {
         while let sample = ss_buffer_peek() {
-            aggregator.record(sample)
+            let thread = aggregator.record(sample)
+            invocations?.record(sample, thread: thread)
             ss_buffer_advance()
         }
     }
@@ -111,7 +120,7 @@ final class SamplerThread: @unchecked Sendable {
         for tid in live where !attached.contains(tid) { _ = ss_thread_attach(tid, 0) }
         for tid in attached where !live.contains(tid) {
             ss_thread_detach(tid)
-            aggregator.threadEnded(tid)
+            if let thread = aggregator.threadEnded(tid) { invocations?.threadEnded(thread: thread) }
             cpuAtLastTick[tid] = nil
         }
         for tid in live {
@@ -137,7 +146,7 @@ final class SamplerThread: @unchecked Sendable {
             guard cpu >= 0 else { continue }
             let previous = cpuAtLastTick.updateValue(cpu, forKey: tid)
             if let previous, cpu - previous < Self.ranThresholdNanoseconds, aggregator.hasStack(tid) {
-                aggregator.repeatLast(tid, at: now)
+                if let thread = aggregator.repeatLast(tid, at: now) { invocations?.repeatLast(thread: thread, at: now) }
             } else if ss_signal_thread(tid) == 0 {
                 signalsSent += 1
             }

@@ -30,8 +30,9 @@ struct StackAggregator: Sendable {
         return threads.count - 1
     }
 
-    /// Adds one sample drained from the engine.
-    mutating func record(_ sample: UnsafePointer<ss_sample>) {
+    /// Adds one sample drained from the engine; returns its thread's record index.
+    @discardableResult
+    mutating func record(_ sample: UnsafePointer<ss_sample>) -> Int {
         let header = sample.pointee
         let frames = UnsafeBufferPointer(start: ss_sample_frames(sample), count: Int(header.depth))
         let index = thread(header.tid, at: header.time_ns)
@@ -45,6 +46,7 @@ struct StackAggregator: Sendable {
         lastStack[index] = key
         threads[index].samples += 1
         threads[index].lastSeen = max(threads[index].lastSeen, header.time_ns)
+        return index
     }
 
     /// Whether thread `tid` has a stack that can be counted again.
@@ -52,13 +54,15 @@ struct StackAggregator: Sendable {
         threadIndexByTID[tid].map { lastStack[$0] != nil } ?? false
     }
 
-    /// Counts the last stack of `tid` once more (wall mode, thread did not run since).
-    mutating func repeatLast(_ tid: Int32, at time: UInt64) {
-        guard let index = threadIndexByTID[tid], let key = lastStack[index] else { return }
+    /// Counts the last stack of `tid` once more (wall mode, thread did not run since); returns its record index.
+    @discardableResult
+    mutating func repeatLast(_ tid: Int32, at time: UInt64) -> Int? {
+        guard let index = threadIndexByTID[tid], let key = lastStack[index] else { return nil }
         counts[key, default: 0] += 1
         threads[index].samples += 1
         threads[index].repeatedSamples += 1
         threads[index].lastSeen = time
+        return index
     }
 
     /// Updates a live thread's name and CPU time. A thread born during the
@@ -71,8 +75,11 @@ struct StackAggregator: Sendable {
         if let name { threads[index].name = name }
     }
 
-    /// Forgets the tid of a thread that has exited; its record and stacks stay.
-    mutating func threadEnded(_ tid: Int32) {
-        if let index = threadIndexByTID.removeValue(forKey: tid) { lastStack[index] = nil }
+    /// Forgets the tid of a thread that has exited; its record and stacks stay. Returns its record index.
+    @discardableResult
+    mutating func threadEnded(_ tid: Int32) -> Int? {
+        guard let index = threadIndexByTID.removeValue(forKey: tid) else { return nil }
+        lastStack[index] = nil
+        return index
     }
 }
