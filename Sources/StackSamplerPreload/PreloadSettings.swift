@@ -3,7 +3,8 @@ import StackSampler
 
 /// Configuration of the preload library, read from the environment:
 /// `STACKSAMPLER_OUTPUT` (required; `%p` becomes the pid), `STACKSAMPLER_PERIOD`,
-/// `STACKSAMPLER_MODE`, `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_MAX_DEPTH`, `STACKSAMPLER_SUMMARY`.
+/// `STACKSAMPLER_MODE`, `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_MAX_DEPTH`, `STACKSAMPLER_SUMMARY`,
+/// and the invocation variables (`InvocationEnvironment`).
 struct PreloadSettings: Sendable {
     /// The variable that names the output, and the one marking the process that owns an output without `%p`.
     static let outputVariable = "STACKSAMPLER_OUTPUT"
@@ -14,6 +15,8 @@ struct PreloadSettings: Sendable {
     var options: ExportOptions
     /// Where the summary goes: nil for nowhere, "-" for stderr, else a file.
     var summaryPath: String?
+    /// Invocation output and stall reports (`STACKSAMPLER_INVOCATIONS`, `STACKSAMPLER_STALL_THRESHOLD`, …).
+    var invocations: InvocationEnvironment
 
     /// A setting that cannot be used, with the message that explains it.
     struct Problem: Error {
@@ -43,12 +46,16 @@ struct PreloadSettings: Sendable {
         }
         let perThread = variable("STACKSAMPLER_PER_THREAD").map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
         let pid = String(getpid())
+        let invocations = try InvocationEnvironment.read(pid: pid)
+        configuration.invocations = invocations.configuration
         return PreloadSettings(outputPath: output.replacingPercentP(with: pid), configuration: configuration,
                                options: ExportOptions(perThreadRoots: perThread),
-                               summaryPath: variable("STACKSAMPLER_SUMMARY")?.replacingPercentP(with: pid))
+                               summaryPath: variable("STACKSAMPLER_SUMMARY")?.replacingPercentP(with: pid),
+                               invocations: invocations)
     }
 
-    private static func variable(_ name: String) -> String? {
+    /// The value of environment variable `name`, if set.
+    static func variable(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }
 }

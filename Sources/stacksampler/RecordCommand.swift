@@ -26,6 +26,9 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Frames kept per sample; deeper stacks are truncated and marked.")
     var maxDepth: Int = 256
 
+    @OptionGroup(title: "Invocations and stalls")
+    var invocationOptions: InvocationOptions
+
     @Argument(parsing: .captureForPassthrough, help: "The command to profile, after --.")
     var command: [String] = []
 
@@ -65,6 +68,7 @@ struct RecordCommand: ParsableCommand {
         environment["STACKSAMPLER_MAX_DEPTH"] = String(maxDepth)
         environment["STACKSAMPLER_PER_THREAD"] = perThread ? "1" : "0"
         environment["STACKSAMPLER_SUMMARY"] = summaryPattern
+        environment.merge(invocationOptions.environment) { _, option in option }
         if environment["SWIFT_BACKTRACE"] == nil && !ExecutableLookup.linksSwiftRuntime(executable) {
             // The Swift runtime the library brings would install crash handlers in a non-Swift program.
             environment["SWIFT_BACKTRACE"] = "enable=no"
