@@ -13,6 +13,11 @@ enum TestProgram: String, CaseIterable, Sendable {
     case exitStatus = "exit_status"
     /// Swift; spends its time in `Matrix.multiply(_:)`.
     case matrix
+    /// Single-threaded calls of known, self-measured durations: three phases from one caller,
+    /// recursion ten deep, one function called twice with a gap; prints `call NAME MS` per call.
+    case invocations
+    /// A thread named `blocker` blocks for the given seconds in `blocked_wait`, then says `blocker: woke` on stderr.
+    case stall
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -24,8 +29,8 @@ enum TestProgram: String, CaseIterable, Sendable {
     private var compiler: [String] {
         switch self {
         case .matrix: ["swiftc", "-O"]
-        case .threads: ["gcc", "-O2", "-pthread"]
-        case .split, .ownSigprof, .exitStatus: ["gcc", "-O2"]
+        case .threads, .stall: ["gcc", "-O2", "-pthread"]
+        case .split, .ownSigprof, .exitStatus, .invocations: ["gcc", "-O2"]
         }
     }
 

@@ -97,6 +97,12 @@ extension SymbolTests {
             #expect(hidden.name == "libssym_stripped.so+0x\(Self.hex(hiddenOffset))")
             #expect(hidden.moduleOffset == hiddenOffset && !hidden.isResolved && hidden.kind == .unknown)
 
+            // Function starts: the symbol's address; without a symbol, the start of the mapping.
+            #expect(symbolizer.functionStart(of: try address(full, "ss_exported_work") + 3) == (try address(full, "ss_exported_work")))
+            #expect(symbolizer.functionStart(of: try hiddenAddress(full) + 2) == (try hiddenAddress(full)))
+            let strippedModule = try #require(map.module(containing: try hiddenAddress(bare)))
+            #expect(symbolizer.functionStart(of: try hiddenAddress(bare) + 2) == strippedModule.start)
+
             // A sized symbol does not cover the padding after it; an unsized one runs to the next.
             let gap = symbolizer.symbolize(try address(full, "ss_short_sized") + 8)
             #expect(gap.name == "libssym_full.so+0x\(Self.hex(try #require(nm["ss_short_sized"]) + 8))")
