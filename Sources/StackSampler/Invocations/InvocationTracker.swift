@@ -72,19 +72,16 @@ struct InvocationTracker<Lookup: FunctionLookup> {
         var stack = open.removeValue(forKey: thread) ?? []
         let count = frames.count
         let base = frames.startIndex
-        /// Frame at `depth` from the root.
+        /// Frame at `depth` from the root, and the start of its function (a caller's frame is a
+        /// return address, which may lie past the function's end: look up the byte before it).
         func frame(_ depth: Int) -> UInt { frames[base + count - 1 - depth] }
+        func function(_ depth: Int) -> UInt { lookup.functionStart(of: depth == count - 1 ? frame(depth) : frame(depth) &- 1) }
 
         var depth = 0
-        var identities: [(callSite: UInt, function: UInt)] = []
-        identities.reserveCapacity(count)
-        for index in 0..<count {
-            let address = frame(index)
-            let callSite = index == 0 ? 0 : frame(index - 1)
-            identities.append((callSite, lookup.functionStart(of: index == count - 1 ? address : address &- 1)))
-        }
-        while depth < min(count, stack.count),
-              stack[depth].callSite == identities[depth].callSite, stack[depth].function == identities[depth].function {
+        while depth < min(count, stack.count), stack[depth].callSite == (depth == 0 ? 0 : frame(depth - 1)) {
+            // The same address in the same role has the same function: no lookup.
+            let unchanged = stack[depth].address == frame(depth) && (depth == count - 1) == (depth == stack.count - 1)
+            guard unchanged || stack[depth].function == function(depth) else { break }
             stack[depth].address = frame(depth)
             stack[depth].lastSeen = max(stack[depth].lastSeen, time)
             stack[depth].samples += 1
@@ -92,9 +89,10 @@ struct InvocationTracker<Lookup: FunctionLookup> {
         }
         close(&stack, from: depth, thread: thread)
         for index in depth..<count {
+            let start = function(index)
             let parentID = stack.last { $0.isWanted }?.id ?? 0
-            let wanted = (settings.maxDepth.map { index < $0 } ?? true) && isWanted(identities[index].function, address: frame(index))
-            stack.append(Open(callSite: identities[index].callSite, function: identities[index].function,
+            let wanted = (settings.maxDepth.map { index < $0 } ?? true) && isWanted(start, address: frame(index))
+            stack.append(Open(callSite: index == 0 ? 0 : frame(index - 1), function: start,
                               address: frame(index), firstAddress: frame(index), id: nextID, parentID: parentID,
                               firstSeen: time, lastSeen: time, samples: 1, isWanted: wanted, isReported: false))
             nextID += 1
