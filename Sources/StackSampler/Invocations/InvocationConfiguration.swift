@@ -12,6 +12,7 @@ public struct InvocationConfiguration: Sendable {
     /// Keeps only invocations fewer than this many frames from the root of their stack.
     public var maxDepth: Int?
     /// An invocation running longer than this is reported once, while it runs (nil: no reports).
+    /// In cpu mode a blocked thread is not sampled, so it is reported only once it runs again.
     public var stallThreshold: Duration?
     /// A file the stall reports also go to; they always go to standard error.
     public var stallsPath: String?

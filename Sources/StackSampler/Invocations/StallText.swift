@@ -8,7 +8,7 @@ enum StallText {
         let culprit = stall.culprit
         let basis = switch mode {
         case .wall: "wall-clock time"
-        case .cpu: "cpu mode: only on-CPU time counts, a blocked thread is not sampled and not reported"
+        case .cpu: "cpu mode: only on-CPU time is sampled, so a blocked thread is reported only once it runs again"
         }
         var lines = ["stall on thread \(threadName) (tid \(tid)): \(name(culprit.address)) has run for "
                      + "\(milliseconds(culprit.runningNanoseconds)) (threshold \(milliseconds(stall.threshold)), \(basis)); stack, root first:"]
