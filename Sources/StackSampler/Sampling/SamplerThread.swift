@@ -21,6 +21,8 @@ final class SamplerThread: @unchecked Sendable {
     /// Invocation tracking, when configured.
     private(set) var invocations: InvocationRecorder?
     private var cpuAtLastTick: [Int32: Int64] = [:]
+    /// Wall mode: where each thread was blocked at the last tick that looked (`isStill`).
+    private var blockedAtLastTick: [Int32: String] = [:]
     private var handle = pthread_t()
     private(set) var startTime: UInt64 = 0
     private(set) var missedTicks = 0
@@ -122,6 +124,7 @@ final class SamplerThread: @unchecked Sendable {
             ss_thread_detach(tid)
             if let thread = aggregator.threadEnded(tid) { invocations?.threadEnded(thread: thread) }
             cpuAtLastTick[tid] = nil
+            blockedAtLastTick[tid] = nil
         }
         for tid in live {
             let cpu = ss_thread_cpu_time_ns(tid)
@@ -139,13 +142,28 @@ final class SamplerThread: @unchecked Sendable {
         }
     }
 
+    /// Whether a thread that used less than the ran threshold since the last tick is still where
+    /// it was last sampled. If it used no CPU at all, it is. If it used a little, that may be just
+    /// the handler of the last signal, or the last microseconds of its work before it blocked
+    /// somewhere else, which would leave its last stack stale for as long as it blocks: it is
+    /// still only if it is blocked in the same system call, with the same stack pointer and PC,
+    /// as at the previous tick.
+    private func isStill(_ tid: Int32, ran: Bool) -> Bool {
+        guard ran else { return true }
+        let position = ThreadDirectory.blockedPosition(of: tid)
+        defer { blockedAtLastTick[tid] = position }
+        return position != nil && position == blockedAtLastTick[tid]
+    }
+
     /// Wall mode: one sample of every attached thread, signalling only those that ran.
     private func tick(at now: UInt64) {
         for tid in attachedThreads() {
             let cpu = ss_thread_cpu_time_ns(tid)
             guard cpu >= 0 else { continue }
             let previous = cpuAtLastTick.updateValue(cpu, forKey: tid)
-            if let previous, cpu - previous < Self.ranThresholdNanoseconds, aggregator.hasStack(tid) {
+            let ranLittle = previous.map { cpu - $0 < Self.ranThresholdNanoseconds } ?? false
+            if !ranLittle { blockedAtLastTick[tid] = nil }
+            if ranLittle, aggregator.hasStack(tid), isStill(tid, ran: cpu != previous) {
                 if let thread = aggregator.repeatLast(tid, at: now) { invocations?.repeatLast(thread: thread, at: now) }
             } else if ss_signal_thread(tid) == 0 {
                 signalsSent += 1

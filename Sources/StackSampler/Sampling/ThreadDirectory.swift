@@ -10,4 +10,11 @@ enum ThreadDirectory {
         guard let text = FileIO.readText("/proc/self/task/\(tid)/comm", limit: 64) else { return nil }
         return text.hasSuffix("\n") ? String(text.dropLast()) : text
     }
+
+    /// Where the thread is blocked: its `/proc` syscall line (call number, arguments, stack pointer
+    /// and PC), or nil while it runs or once it has exited.
+    static func blockedPosition(of tid: Int32) -> String? {
+        guard let text = FileIO.readText("/proc/self/task/\(tid)/syscall", limit: 256), !text.isEmpty, !text.hasPrefix("running") else { return nil }
+        return text
+    }
 }
