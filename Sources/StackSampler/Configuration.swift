@@ -23,20 +23,21 @@ public struct ProfilerConfiguration: Sendable {
     public var recordingPath: String?
     /// Where names come from and how they are shown, when the profile is built.
     public var symbols = SymbolOptions()
+    /// Reconstructs function invocations and reports stalls with these settings; nil (the default) does not.
+    public var invocations: InvocationConfiguration?
 
     /// Creates a configuration; the defaults sample every 10 ms of CPU time, 256 frames deep.
-    public init(period: Duration = .milliseconds(10), mode: SamplingMode = .cpu, maxDepth: Int = 256, bufferSlots: Int = 4096) {
+    public init(period: Duration = .milliseconds(10), mode: SamplingMode = .cpu, maxDepth: Int = 256, bufferSlots: Int = 4096,
+                invocations: InvocationConfiguration? = nil) {
         self.period = period
         self.mode = mode
         self.maxDepth = maxDepth
         self.bufferSlots = bufferSlots
+        self.invocations = invocations
     }
 
     /// The period in whole nanoseconds.
-    public var periodNanoseconds: UInt64 {
-        let (seconds, attoseconds) = period.components
-        return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
-    }
+    public var periodNanoseconds: UInt64 { period.wholeNanoseconds }
 
     /// Checks the values against what the engine accepts.
     func validated() throws(ProfilerError) -> ProfilerConfiguration {
@@ -45,6 +46,8 @@ public struct ProfilerConfiguration: Sendable {
         }
         guard (1...4096).contains(maxDepth) else { throw .invalidConfiguration("max depth \(maxDepth) is outside 1...4096") }
         guard (16...1_048_576).contains(bufferSlots) else { throw .invalidConfiguration("buffer size \(bufferSlots) is outside 16...1048576 samples") }
-        return self
+        var checked = self
+        checked.invocations = try invocations?.validated()
+        return checked
     }
 }

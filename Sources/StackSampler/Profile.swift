@@ -84,6 +84,12 @@ public struct Profile: Sendable {
     public var losses: Losses
     /// What the profiler cost.
     public var overhead = Overhead()
+    /// Wall-clock time (CLOCK_REALTIME, ns since the epoch) at `startNanoseconds`.
+    public var realtimeStartNanoseconds: UInt64 = 0
+    /// Reconstructed function calls, by thread, start and depth; empty unless `configuration.invocations` was set.
+    public var invocations: [Invocation] = []
+    /// What invocation tracking kept, left out and lost.
+    public var invocationCounts = InvocationCounts()
 
     /// Total samples.
     public var sampleCount: Int { stacks.reduce(0) { $0 + $1.count } }

@@ -2,8 +2,21 @@ import CSupport
 import Glibc
 
 /// Turns what the sampler counted into a `Profile`: root-first stacks, thread
-/// figures, losses, and a name for each unique address (symbolized once each).
+/// figures, losses, invocations, and a name for each unique address (symbolized once each).
 enum ProfileBuilder {
+    /// Stacks with their addresses named, the profiler's own frames removed.
+    struct Naming {
+        var stacks: [Profile.Stack]
+        var frames: [UInt: SymbolizedFrame]
+        /// Addresses of the profiler's thread-start frame, left out of stacks and invocations.
+        var hidden: Set<UInt>
+        /// The symbolizer that named them, for any further address.
+        let symbolizer: Symbolizer
+
+        /// The name of `address`, symbolizing it if no stack had it.
+        func name(of address: UInt) -> String { frames[address]?.name ?? symbolizer.symbolize(address).name }
+    }
+
     static func build(from counted: StackAggregator, sampler: SamplerThread, endNanoseconds: UInt64) -> Profile {
         let stacks = counted.counts.map { key, count in
             Profile.Stack(thread: key.thread, addresses: key.frames.reversed(), count: count, isTruncated: key.truncated)
@@ -16,10 +29,13 @@ enum ProfileBuilder {
         }
         let symbolizationStart = ss_now_ns()
         let modules = ModuleMap.current()
-        let (named, frames, tableBytes) = symbolize(stacks, modules: modules, options: sampler.configuration.symbols)
+        let naming = symbolize(stacks, modules: modules, options: sampler.configuration.symbols)
+        let invocations = sampler.invocations.map { recorder in
+            Profile.Invocation.named(recorder.tracker.records, hidden: naming.hidden, name: naming.name(of:))
+        } ?? []
         var overhead = Profile.Overhead()
         overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart
-        overhead.symbolTableBytes = tableBytes
+        overhead.symbolTableBytes = naming.symbolizer.tableBytes
         let timing = HandlerTiming.snapshot().since(sampler.handlerTimingAtStart)
         overhead.handlerMedianNanoseconds = timing.percentile(0.5)
         overhead.handlerP99Nanoseconds = timing.percentile(0.99)
@@ -27,16 +43,18 @@ enum ProfileBuilder {
         var profile = Profile(configuration: sampler.configuration, startNanoseconds: sampler.startTime,
                               durationNanoseconds: endNanoseconds &- sampler.startTime,
                               signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0,
-                              stacks: named, threads: threads, frames: frames, modules: modules.modules,
+                              stacks: naming.stacks, threads: threads, frames: naming.frames, modules: modules.modules,
                               losses: sampler.losses(counted), overhead: overhead)
         profile.processID = getpid()
         profile.processName = FileIO.readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? ""
+        profile.realtimeStartNanoseconds = realtimeNanoseconds(atMonotonic: sampler.startTime)
+        profile.invocations = invocations
+        profile.invocationCounts = sampler.invocations?.tracker.counts ?? Profile.InvocationCounts()
         return profile
     }
 
     /// Names every address of `stacks` once, and drops the profiler's own thread-start frame.
-    static func symbolize(_ stacks: [Profile.Stack], modules: ModuleMap, options: SymbolOptions)
-        -> ([Profile.Stack], [UInt: SymbolizedFrame], tableBytes: Int) {
+    static func symbolize(_ stacks: [Profile.Stack], modules: ModuleMap, options: SymbolOptions) -> Naming {
         let symbolizer = Symbolizer(modules: modules, options: options)
         var frames: [UInt: SymbolizedFrame] = [:]
         for stack in stacks {
@@ -44,13 +62,20 @@ enum ProfileBuilder {
                 frames[address] = symbolizer.symbolize(address)
             }
         }
-        let profilerFrames = Set(frames.filter { $0.value.name == SS_THREAD_TRAMPOLINE_NAME }.keys)
-        guard !profilerFrames.isEmpty else { return (stacks, frames, symbolizer.tableBytes) }
-        let cleaned = stacks.map { stack in
+        let hidden = Set(frames.filter { $0.value.name == SS_THREAD_TRAMPOLINE_NAME }.keys)
+        let cleaned = hidden.isEmpty ? stacks : stacks.map { stack in
             var stack = stack
-            stack.addresses.removeAll { profilerFrames.contains($0) }
+            stack.addresses.removeAll { hidden.contains($0) }
             return stack
         }
-        return (cleaned, frames, symbolizer.tableBytes)
+        return Naming(stacks: cleaned, frames: frames, hidden: hidden, symbolizer: symbolizer)
+    }
+
+    /// CLOCK_REALTIME at the moment CLOCK_MONOTONIC read `monotonic` (assuming no clock step since).
+    static func realtimeNanoseconds(atMonotonic monotonic: UInt64) -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let realtime = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        return realtime &- (ss_now_ns() &- monotonic)
     }
 }

@@ -68,14 +68,19 @@ private func writeProfileAtExit() {
     guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid() else { return }
     let profile: Profile
     do { profile = try Profiler.stop() } catch { return }
+    var written = [session.settings.outputPath]
     do {
         try profile.write(to: session.settings.outputPath, options: session.settings.options)
+        if let path = session.settings.invocations.outputPath {
+            try profile.writeInvocations(to: path, format: session.settings.invocations.format)
+            written.append(path)
+        }
     } catch {
         report("\(error)")
         return
     }
     guard let summaryPath = session.settings.summaryPath else { return }
-    let text = profile.summary + "stacksampler: wrote \(session.settings.outputPath)\n"
+    let text = profile.summary + written.map { "stacksampler: wrote \($0)\n" }.joined()
     if summaryPath == "-" {
         writeStandardError(text)
     } else {

@@ -5,7 +5,8 @@ import StackSampler
 /// `STACKSAMPLER_OUTPUT` (required; `%p` becomes the pid), `STACKSAMPLER_PERIOD`,
 /// `STACKSAMPLER_MODE`, `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_PROCESS_ROOT`, `STACKSAMPLER_MAX_DEPTH`,
 /// `STACKSAMPLER_BUFFER_SIZE`, `STACKSAMPLER_SUMMARY` and `STACKSAMPLER_RAW` (`%p` too),
-/// `STACKSAMPLER_DEBUG_ROOT`, `STACKSAMPLER_SPECIALIZATIONS`.
+/// `STACKSAMPLER_DEBUG_ROOT`, `STACKSAMPLER_SPECIALIZATIONS`,
+/// and the invocation variables (`InvocationEnvironment`).
 struct PreloadSettings: Sendable {
     /// The variable that names the output, and the one marking the process that owns an output without `%p`.
     static let outputVariable = "STACKSAMPLER_OUTPUT"
@@ -23,6 +24,8 @@ struct PreloadSettings: Sendable {
     var summaryPath: String? { summaryPattern?.replacingPercentP(with: String(getpid())) }
     /// Whether every process writes a file of its own (the path has `%p`).
     var isPerProcess: Bool { outputPattern.contains("%p") }
+    /// Invocation output and stall reports (`STACKSAMPLER_INVOCATIONS`, `STACKSAMPLER_STALL_THRESHOLD`, …).
+    var invocations: InvocationEnvironment
 
     /// A setting that cannot be used, with the message that explains it.
     struct Problem: Error {
@@ -61,16 +64,19 @@ struct PreloadSettings: Sendable {
             configuration.symbols.debugRoot = root
         }
         configuration.symbols.keepsSpecializations = flag("STACKSAMPLER_SPECIALIZATIONS")
+        let invocations = try InvocationEnvironment.read(pid: String(getpid()))
+        configuration.invocations = invocations.configuration
         let options = ExportOptions(perThreadRoots: flag("STACKSAMPLER_PER_THREAD"), processRoot: flag("STACKSAMPLER_PROCESS_ROOT"))
         return PreloadSettings(outputPattern: output, summaryPattern: variable("STACKSAMPLER_SUMMARY"),
-                               configuration: configuration, options: options)
+                               configuration: configuration, options: options, invocations: invocations)
     }
 
     private static func flag(_ name: String) -> Bool {
         variable(name).map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
     }
 
-    private static func variable(_ name: String) -> String? {
+    /// The value of environment variable `name`, if set.
+    static func variable(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }
 }

@@ -38,6 +38,9 @@ struct RecordCommand: ParsableCommand {
     @Flag(help: "Name specializations of Swift generic functions apart instead of as their generic function.")
     var keepSpecializations = false
 
+    @OptionGroup(title: "Invocations and stalls")
+    var invocationOptions: InvocationOptions
+
     @Argument(parsing: .captureForPassthrough, help: "The command to profile, after --.")
     var command: [String] = []
 
@@ -93,6 +96,7 @@ struct RecordCommand: ParsableCommand {
         environment["STACKSAMPLER_RAW"] = rawPattern
         if keepSpecializations { environment["STACKSAMPLER_SPECIALIZATIONS"] = "1" }
         if let debugRoot { environment["STACKSAMPLER_DEBUG_ROOT"] = URL(fileURLWithPath: debugRoot).standardizedFileURL.path }
+        environment.merge(invocationOptions.environment) { _, option in option }
         if environment["SWIFT_BACKTRACE"] == nil && !ExecutableLookup.linksSwiftRuntime(executable) {
             // The Swift runtime the library brings would install crash handlers in a non-Swift program.
             environment["SWIFT_BACKTRACE"] = "enable=no"

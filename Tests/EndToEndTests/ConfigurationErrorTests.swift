@@ -28,6 +28,8 @@ extension EndToEnd {
         static let badSettings = [
             BadSetting(variable: "STACKSAMPLER_PERIOD", value: "10parsecs"),
             BadSetting(variable: "STACKSAMPLER_MODE", value: "sideways"),
+            BadSetting(variable: "STACKSAMPLER_INVOCATION_FORMAT", value: "pdf"),
+            BadSetting(variable: "STACKSAMPLER_STALL_THRESHOLD", value: "soon"),
         ]
 
         /// The CLI usage errors under test.

@@ -32,6 +32,11 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// Stripped; CPU in the static functions `hot_one` / `hot_two` / `hot_three`, 50/30/20.
     /// Its unstripped build is `unstrippedExecutable()`.
     case stripped
+    /// Single-threaded calls of known, self-measured durations: three phases from one caller,
+    /// recursion ten deep, one function called twice with a gap; prints `call NAME MS` per call.
+    case invocations
+    /// A thread named `blocker` blocks for the given seconds in `blocked_wait`, then says `blocker: woke` on stderr.
+    case stall
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -49,8 +54,8 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .matrix: ["swiftc", "-O"]
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
-        case .threads, .deep, .sleepers, .churn: ["gcc", "-O2", "-pthread"]
-        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped: ["gcc", "-O2"]
+        case .threads, .deep, .sleepers, .churn, .stall: ["gcc", "-O2", "-pthread"]
+        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations: ["gcc", "-O2"]
         }
     }
 

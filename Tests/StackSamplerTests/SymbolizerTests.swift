@@ -103,6 +103,11 @@ extension SymbolTests {
                 #expect(!hidden.isResolved && hidden.kind == .unknown)
             }
 
+            // Function starts: the symbol's address; in stripped code, the unwind data's function start.
+            #expect(symbolizer.functionStart(of: try address(full, "ss_exported_work") + 3) == (try address(full, "ss_exported_work")))
+            #expect(symbolizer.functionStart(of: try hiddenAddress(full) + 2) == (try hiddenAddress(full)))
+            #expect(symbolizer.functionStart(of: try hiddenAddress(bare) + 2) == (try hiddenAddress(bare)))
+
             // A sized symbol does not cover the padding after it; an unsized one runs to the next,
             let gap = symbolizer.symbolize(try address(full, "ss_short_sized") + 8)
             #expect(gap.name == "libssym_full.so+0x\(Self.hex(try #require(nm["ss_short_sized"]) + 8))")

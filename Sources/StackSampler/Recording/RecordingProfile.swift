@@ -51,13 +51,13 @@ extension ProfileBuilder {
         if let tail = recording.truncatedTail {
             warnings.append("the recording ends inside a record at byte \(tail.offset) (the program was stopped while writing); the samples before it are used")
         }
-        let (named, frames, _) = symbolize(stacks, modules: modules, options: symbols)
+        let naming = symbolize(stacks, modules: modules, options: symbols)
         let lastSample = recording.samples.last?.timeNanoseconds ?? start
         var configuration = ProfilerConfiguration(mode: recording.header.mode, maxDepth: max(1, recording.header.maxDepth))
         configuration.period = .nanoseconds(Int64(clamping: recording.header.periodNanoseconds))
         var profile = Profile(configuration: configuration, startNanoseconds: start,
                               durationNanoseconds: recording.durationNanoseconds ?? (lastSample &- start),
-                              signalNumber: recording.header.signalNumber, signalSubstituted: recording.header.signalSubstituted, stacks: named, threads: threads, frames: frames,
+                              signalNumber: recording.header.signalNumber, signalSubstituted: recording.header.signalSubstituted, stacks: naming.stacks, threads: threads, frames: naming.frames,
                               modules: modules.modules, losses: recording.losses)
         profile.processID = recording.header.processID
         profile.processName = recording.header.processName

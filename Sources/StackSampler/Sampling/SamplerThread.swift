@@ -6,10 +6,6 @@ import Synchronization
 /// discovers new and exited threads (attaching and detaching their timers) and,
 /// in wall mode, sends the samples on an absolute schedule.
 final class SamplerThread: @unchecked Sendable {
-    /// Threads whose CPU time grew by less than this since the last tick are
-    /// taken not to have run: their last stack is counted again, without a signal
-    /// (a signal would end a sleep or poll early with EINTR).
-    private static let ranThresholdNanoseconds: Int64 = 50_000
     private static let scanIntervalNanoseconds: UInt64 = 20_000_000
     private static let cpuModeDrainIntervalNanoseconds: UInt64 = 5_000_000
     /// How often each thread's signal mask is checked (a thread that blocks the signal is never sampled).
@@ -22,8 +18,12 @@ final class SamplerThread: @unchecked Sendable {
     private var aggregator = StackAggregator()
     /// The live stream of the session, when a recording path is configured.
     private var stream: RawStreamWriter?
+    /// Invocation tracking, when configured.
+    private(set) var invocations: InvocationRecorder?
     private var cpuAtLastTick: [Int32: Int64] = [:]
     private var lastMaskCheck: UInt64 = 0
+    /// Wall mode: where each thread was blocked when last looked at (see `isStill`).
+    private var blockedAtLastTick: [Int32: String] = [:]
     private var handle = pthread_t()
     private(set) var startTime: UInt64 = 0
     private(set) var missedTicks = 0
@@ -49,6 +49,9 @@ final class SamplerThread: @unchecked Sendable {
             stream = try RawStreamWriter(path: path)
             stream?.begin(configuration: configuration, startNanoseconds: startTime)
         }
+        if let settings = configuration.invocations {
+            invocations = try InvocationRecorder(settings: settings, period: configuration.periodNanoseconds, mode: configuration.mode)
+        }
         scanThreads(initial: true)
         let context = Unmanaged.passRetained(self).toOpaque()
         let status = ss_spawn_unsampled_thread(&handle, { context in
@@ -68,6 +71,8 @@ final class SamplerThread: @unchecked Sendable {
         pthread_join(handle, nil)
         ss_engine_stop()
         drain()
+        invocations?.reportStalls(threads: aggregator.threads)
+        invocations?.finish()
         stream?.end(durationNanoseconds: ss_now_ns() &- startTime, threads: aggregator.threads, losses: losses(aggregator))
         let now = ss_now_ns()
         for tid in ThreadDirectory.threadIDs() where tid != ownTID.load(ordering: .relaxed) {
@@ -101,6 +106,7 @@ final class SamplerThread: @unchecked Sendable {
             }
             if configuration.mode == .wall { tick(at: now) }
             stream?.flushIfDue(now: now, threads: aggregator.threads, losses: losses(aggregator))
+            invocations?.reportStalls(threads: aggregator.threads)
             nextWake += interval
             if nextWake <= now {
                 if configuration.mode == .wall { missedTicks += Int((now - nextWake) / interval) + 1 }
@@ -119,6 +125,7 @@ final class SamplerThread: @unchecked Sendable {
         while let sample = ss_buffer_peek() {
             let stack = aggregator.record(sample)
             stream?.sample(stack, at: sample.pointee.time_ns, threads: aggregator.threads)
+            invocations?.record(sample, thread: stack.thread)
             ss_buffer_advance()
         }
     }
@@ -132,8 +139,9 @@ final class SamplerThread: @unchecked Sendable {
         for tid in live where !attached.contains(tid) { _ = ss_thread_attach(tid, 0) }
         for tid in attached where !live.contains(tid) {
             ss_thread_detach(tid)
-            aggregator.threadEnded(tid)
+            if let thread = aggregator.threadEnded(tid) { invocations?.threadEnded(thread: thread) }
             cpuAtLastTick[tid] = nil
+            blockedAtLastTick[tid] = nil
         }
         let checkMasks = now &- lastMaskCheck >= Self.maskCheckIntervalNanoseconds
         if checkMasks { lastMaskCheck = now }
@@ -156,22 +164,37 @@ final class SamplerThread: @unchecked Sendable {
         }
     }
 
-    /// Wall mode: one sample of every attached thread, signalling only those that ran.
-    /// A thread that ran for only part of the interval and is blocked again now (it
-    /// woke briefly from a sleep) is not signalled either: the signal would end its
-    /// sleep early with EINTR, and it is most likely asleep where it was last sampled.
+    /// Whether a thread that used a little CPU since the last tick is still where it was last
+    /// sampled. A little may be just the handler of the last signal, or the last microseconds
+    /// of its work before it blocked somewhere else (which would leave its last stack stale for
+    /// as long as it blocks): it is still only if it is blocked in the same system call, with
+    /// the same stack pointer and PC, as when last looked at.
+    private func isStill(_ tid: Int32) -> Bool {
+        let position = ThreadDirectory.blockedPosition(of: tid)
+        defer { blockedAtLastTick[tid] = position }
+        return position != nil && position == blockedAtLastTick[tid]
+    }
+
+    /// Wall mode: one sample of every attached thread. A thread that used no CPU since the
+    /// last tick has not moved: its last stack is counted again, without a signal (a signal
+    /// would end a sleep or poll early with EINTR). One that used less than half a period and
+    /// is blocked where it was is counted again too. Every other thread is signalled; where it
+    /// is blocked then is remembered, so a sleeper costs at most one EINTR per blocking site.
     private func tick(at now: UInt64) {
         let partRun = Int64(configuration.periodNanoseconds / 2)
         for tid in attachedThreads() {
             let cpu = ss_thread_cpu_time_ns(tid)
             guard cpu >= 0 else { continue }
-            let previous = cpuAtLastTick.updateValue(cpu, forKey: tid)
-            if let previous, aggregator.hasStack(tid),
-               cpu - previous < Self.ranThresholdNanoseconds || (cpu - previous < partRun && ThreadDirectory.isBlocked(tid)) {
-                if let stack = aggregator.repeatLast(tid, at: now) { stream?.sample(stack, at: now, threads: aggregator.threads) }
-            } else if ss_signal_thread(tid) == 0 {
-                signalsSent += 1
+            let used = cpuAtLastTick.updateValue(cpu, forKey: tid).map { cpu - $0 }
+            if let used, aggregator.hasStack(tid), used == 0 || (used < partRun && isStill(tid)) {
+                if let stack = aggregator.repeatLast(tid, at: now) {
+                    stream?.sample(stack, at: now, threads: aggregator.threads)
+                    invocations?.repeatLast(thread: stack.thread, at: now)
+                }
+                continue
             }
+            if used == nil { blockedAtLastTick[tid] = ThreadDirectory.blockedPosition(of: tid) }
+            if ss_signal_thread(tid) == 0 { signalsSent += 1 }
         }
     }
 }

@@ -83,8 +83,11 @@ struct StackAggregator: Sendable {
         threads[thread(tid, at: time)].blocksSignal = blocked
     }
 
-    /// Forgets the tid of a thread that has exited; its record and stacks stay.
-    mutating func threadEnded(_ tid: Int32) {
-        if let index = threadIndexByTID.removeValue(forKey: tid) { lastStack[index] = nil }
+    /// Forgets the tid of a thread that has exited; its record and stacks stay. Returns its record index.
+    @discardableResult
+    mutating func threadEnded(_ tid: Int32) -> Int? {
+        guard let index = threadIndexByTID.removeValue(forKey: tid) else { return nil }
+        lastStack[index] = nil
+        return index
     }
 }

@@ -14,18 +14,16 @@ enum ThreadDirectory {
         return signo >= 1 && signo <= 64 && mask & (UInt64(1) << UInt64(signo - 1)) != 0
     }
 
-    /// Whether thread `tid` is blocked in the kernel now (state S or D in its `stat`):
-    /// a signal would end an interruptible sleep early with EINTR.
-    static func isBlocked(_ tid: Int32) -> Bool {
-        guard let stat = FileIO.readText("/proc/self/task/\(tid)/stat", limit: 1024),
-              let close = stat.lastIndex(of: ")") else { return false }
-        let state = stat[stat.index(after: close)...].first { $0 != " " }
-        return state == "S" || state == "D"
-    }
-
     /// The thread's name (`comm`), or nil once it has exited.
     static func name(of tid: Int32) -> String? {
         guard let text = FileIO.readText("/proc/self/task/\(tid)/comm", limit: 64) else { return nil }
         return text.hasSuffix("\n") ? String(text.dropLast()) : text
+    }
+
+    /// Where the thread is blocked: its `/proc` syscall line (call number, arguments, stack pointer
+    /// and PC), or nil while it runs or once it has exited.
+    static func blockedPosition(of tid: Int32) -> String? {
+        guard let text = FileIO.readText("/proc/self/task/\(tid)/syscall", limit: 256), !text.isEmpty, !text.hasPrefix("running") else { return nil }
+        return text
     }
 }

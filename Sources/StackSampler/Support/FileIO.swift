@@ -28,15 +28,22 @@ enum FileIO {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .outputFailed(path: path, reason: String(cString: strerror(errno))) }
         defer { close(descriptor) }
+        if let failure = write(bytes, toDescriptor: descriptor) { throw .outputFailed(path: path, reason: failure) }
+    }
+
+    /// Writes all of `bytes` to an open file; nil on success, else why it failed.
+    @discardableResult
+    static func write(_ bytes: [UInt8], toDescriptor descriptor: Int32) -> String? {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
             if written < 0 {
                 if errno == EINTR { continue }
-                throw .outputFailed(path: path, reason: String(cString: strerror(errno)))
+                return String(cString: strerror(errno))
             }
             offset += written
         }
+        return nil
     }
 
     /// Entries of a directory, without `.` and `..`.

@@ -11,6 +11,7 @@ public final class Symbolizer {
     /// This process's vDSO image, read from memory on first use; `.some(nil)` if unusable.
     private var vdsoImage: ModuleImage??
     private var cache: [UInt: SymbolizedFrame] = [:]
+    private var functionStarts: [UInt: UInt] = [:]
 
     /// A symbolizer over `modules` (by default this process's current mappings).
     public init(modules: ModuleMap = .current(), options: SymbolOptions = SymbolOptions()) {
@@ -36,6 +37,23 @@ public final class Symbolizer {
         }
         cache[address] = frame
         return frame
+    }
+
+    /// The start of the function containing `address` (callers pass the leaf PC and return
+    /// address − 1 for callers, as for `symbolize`); cached per address. Used to tell one
+    /// function's invocations apart while the PC moves inside it.
+    ///
+    /// The start comes from the covering symbol or, in stripped code, from the unwind data's
+    /// function ranges. Code in neither (no module, no unwind entry) is its own start.
+    public func functionStart(of address: UInt) -> UInt {
+        if let known = functionStarts[address] { return known }
+        let frame = symbolize(address)
+        var start = address
+        if let function = frame.functionStart, let offset = frame.moduleOffset, offset >= function, address >= offset - function {
+            start = address - (offset - function)
+        }
+        functionStarts[address] = start
+        return start
     }
 
     private func resolve(_ address: UInt) -> SymbolizedFrame {

@@ -1,0 +1,73 @@
+extension Profile {
+    /// One reconstructed function call: an invocation of a function seen on a thread in
+    /// consecutive samples, from the same call site, at the same depth.
+    ///
+    /// Its times are only as fine as the period P: seen first at t₁ and last at t₂, it starts at
+    /// t₁ − P/2 and lasts t₂ − t₁ + P (k·P for k consecutive samples; the truth lies between
+    /// (k − 1)·P and (k + 1)·P). In cpu mode samples come only while the thread runs: a call is
+    /// seen from its first to its last on-CPU sample. Two calls from one call site with no sample
+    /// between them look like one call.
+    public struct Invocation: Sendable, Hashable {
+        /// Unique within the profile.
+        public var id: UInt64
+        /// The nearest caller kept by the filters, if any. It may be missing from `invocations`
+        /// when the cap on kept invocations was reached before it ended.
+        public var parentID: UInt64?
+        /// The id of the root invocation of its stack (the thread's outermost frame), even when that one was filtered out.
+        public var traceID: UInt64
+        /// Index into `threads`.
+        public var thread: Int
+        /// The function's name (`module+0xOFFSET` when unresolved).
+        public var name: String
+        /// Frames between it and the root of the sampled stack (0 for the root).
+        public var depth: Int
+        /// Monotonic start time, in ns (the same clock as `Profile.startNanoseconds`).
+        public var startNanoseconds: UInt64
+        /// Duration in ns (wall-clock time).
+        public var durationNanoseconds: UInt64
+        /// Samples it was seen in.
+        public var samples: Int
+
+        /// Monotonic end time, in ns.
+        public var endNanoseconds: UInt64 { startNanoseconds + durationNanoseconds }
+    }
+
+    /// What became of the invocations seen and of the samples used to see them.
+    public struct InvocationCounts: Sendable, Hashable {
+        /// Closed invocations kept.
+        public var kept = 0
+        /// Closed invocations left out by the filters (sample count, duration, name, depth).
+        public var filtered = 0
+        /// Closed invocations that passed the filters but were not kept: the cap was reached.
+        public var dropped = 0
+        /// Samples not used because their stack was incomplete (truncated at the maximum depth, leaf only, unwind failed).
+        public var incompleteSamples = 0
+        /// Stalls reported.
+        public var stalls = 0
+
+        /// No counts yet.
+        public init() {}
+    }
+}
+
+extension Profile.Invocation {
+    /// Named invocations from the tracker's records, ordered by thread, start and depth.
+    /// Invocations of `hidden` addresses (the profiler's own thread trampoline) are left out;
+    /// their callees get the trampoline's caller as parent.
+    static func named(_ records: [ClosedInvocation], hidden: Set<UInt>, name: (UInt) -> String) -> [Profile.Invocation] {
+        var hiddenParents: [UInt64: UInt64] = [:]
+        for record in records where hidden.contains(record.address) { hiddenParents[record.id] = record.parentID }
+        func visibleParent(_ id: UInt64) -> UInt64 {
+            var id = id
+            while let parent = hiddenParents[id] { id = parent }
+            return id
+        }
+        return records.filter { !hidden.contains($0.address) }.map { record in
+            let parent = visibleParent(record.parentID)
+            return Profile.Invocation(id: record.id, parentID: parent == 0 ? nil : parent, traceID: record.traceID,
+                                      thread: Int(record.thread), name: name(record.address), depth: Int(record.depth),
+                                      startNanoseconds: record.startNanoseconds, durationNanoseconds: record.durationNanoseconds,
+                                      samples: Int(record.samples))
+        }.sorted { ($0.thread, $0.startNanoseconds, $0.depth) < ($1.thread, $1.startNanoseconds, $1.depth) }
+    }
+}

@@ -1,0 +1,41 @@
+/// Settings of invocation reconstruction: which closed invocations are kept, how many, and
+/// when a running one is reported as a stall. Set `ProfilerConfiguration.invocations` to use it.
+public struct InvocationConfiguration: Sendable {
+    /// Closed invocations kept in memory; later ones are counted as dropped (0 keeps none, for stall reports only).
+    public var capacity: Int
+    /// Invocations seen in fewer samples are not kept (from one sample nothing is known of the duration).
+    public var minimumSamples: Int
+    /// Invocations shorter than this are not kept.
+    public var minimumDuration: Duration
+    /// Keeps only invocations of functions whose name matches; their parent is the nearest kept caller.
+    public var functionPattern: FunctionPattern?
+    /// Keeps only invocations fewer than this many frames from the root of their stack.
+    public var maxDepth: Int?
+    /// An invocation running longer than this is reported once, while it runs (nil: no reports).
+    /// In cpu mode a blocked thread is not sampled, so it is reported only once it runs again.
+    public var stallThreshold: Duration?
+    /// A file the stall reports also go to; they always go to standard error.
+    public var stallsPath: String?
+
+    /// Creates settings; by default up to 1,000,000 invocations seen in at least 2 samples are kept, and no stall is reported.
+    public init(capacity: Int = 1_000_000, minimumSamples: Int = 2, minimumDuration: Duration = .zero,
+                functionPattern: FunctionPattern? = nil, maxDepth: Int? = nil,
+                stallThreshold: Duration? = nil, stallsPath: String? = nil) {
+        self.capacity = capacity
+        self.minimumSamples = minimumSamples
+        self.minimumDuration = minimumDuration
+        self.functionPattern = functionPattern
+        self.maxDepth = maxDepth
+        self.stallThreshold = stallThreshold
+        self.stallsPath = stallsPath
+    }
+
+    /// Checks the values.
+    func validated() throws(ProfilerError) -> InvocationConfiguration {
+        guard capacity >= 0 else { throw .invalidConfiguration("invocation capacity \(capacity) is negative") }
+        guard minimumSamples >= 1 else { throw .invalidConfiguration("minimum samples per invocation \(minimumSamples) is below 1") }
+        if let maxDepth, maxDepth < 1 { throw .invalidConfiguration("invocation depth limit \(maxDepth) is below 1") }
+        if let stallThreshold, stallThreshold <= .zero { throw .invalidConfiguration("stall threshold must be positive") }
+        return self
+    }
+}

@@ -1,0 +1,15 @@
+/// The summary line about invocation tracking.
+extension Profile {
+    /// What invocation tracking kept, left out and lost, and the stalls reported; nil when it was off.
+    var invocationSummary: String? {
+        guard let settings = configuration.invocations else { return nil }
+        let counts = invocationCounts
+        var parts: [String] = []
+        if settings.capacity > 0 {
+            parts.append("invocations: \(counts.kept) kept, \(counts.filtered) filtered out, \(counts.dropped) dropped (cap \(settings.capacity))"
+                         + (counts.incompleteSamples > 0 ? ", \(counts.incompleteSamples) samples with incomplete stacks not used" : ""))
+        }
+        if settings.stallThreshold != nil { parts.append("stalls: \(counts.stalls) reported") }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+}

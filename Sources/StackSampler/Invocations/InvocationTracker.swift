@@ -1,0 +1,191 @@
+/// Reconstructs function invocations from each thread's successive stacks, as samples arrive.
+///
+/// Per thread it keeps the stack of open invocations, root first. The invocation at depth i is
+/// one of the function F_i containing frame i, identified by its call site (frame i − 1, a
+/// return address; 0 for the root) and the start of F_i. Frame i itself is not the identity:
+/// in a caller it is a return address, which moves from call site to call site within one
+/// invocation of F_i. A new stack is compared with the open one by that identity, root first:
+/// the common prefix continues, the rest of the old stack is closed (at its last sample), the
+/// rest of the new one is opened. Recursion is told apart by position.
+///
+/// Times: an invocation seen first at t₁ and last at t₂ starts at t₁ − P/2 and lasts
+/// t₂ − t₁ + P. In wall mode that is k·P for k consecutive samples, and stays right when the
+/// sampler misses a tick. In cpu mode samples come only while the thread runs, and no faster
+/// than the kernel's tick (250 Hz here), so k·P would undercount; the span between the first
+/// and last on-CPU samples is the call's wall-clock time, less what it spent off the CPU
+/// before its first and after its last sample.
+struct InvocationTracker<Lookup: FunctionLookup> {
+    /// An invocation still running: its identity and what has been seen of it.
+    private struct Open {
+        var callSite: UInt
+        var function: UInt
+        /// The frame's address in the latest sample, and in the first (which names it).
+        var address: UInt
+        var firstAddress: UInt
+        var id: UInt64
+        /// The nearest open caller that passes the depth and name filters; 0 for none.
+        var parentID: UInt64
+        var firstSeen: UInt64
+        var lastSeen: UInt64
+        var samples: Int
+        /// Passes the depth and name filters (the sample count and duration are known at its end).
+        var isWanted: Bool
+        /// Part of a stall report already.
+        var isReported: Bool
+    }
+
+    private var lookup: Lookup
+    private let settings: InvocationConfiguration
+    private let period: UInt64
+    private let minimumDuration: UInt64
+    private let stallThreshold: UInt64?
+    /// Open invocations per thread index, root first.
+    private var open: [Int: [Open]] = [:]
+    /// Whether a function (by start) passes the name pattern.
+    private var wantedFunctions: [UInt: Bool] = [:]
+    private var nextID: UInt64 = 1
+    /// Closed invocations kept, in the order they closed (children before their callers).
+    private(set) var records: [ClosedInvocation] = []
+    private(set) var counts = Profile.InvocationCounts()
+    /// Stall reports not yet taken with `takeStalls()`.
+    private var pendingStalls: [Stall] = []
+
+    /// A tracker for samples taken every `period` ns.
+    init(settings: InvocationConfiguration, period: UInt64, lookup: Lookup) {
+        self.settings = settings
+        self.period = period
+        self.lookup = lookup
+        minimumDuration = settings.minimumDuration.wholeNanoseconds
+        stallThreshold = settings.stallThreshold?.wholeNanoseconds
+    }
+
+    /// Feeds one sample of thread `thread` (an index stable for the thread's life) taken at
+    /// `time`, frames leaf first as the engine writes them. An incomplete stack (truncated at the
+    /// maximum depth, or without callers) cannot be aligned with the previous one: it is counted
+    /// and skipped, and the open invocations carry on unchanged.
+    mutating func record<Frames: RandomAccessCollection<UInt>>(thread: Int, leafFirst frames: Frames, isComplete: Bool, at time: UInt64)
+    where Frames.Index == Int {
+        guard isComplete, !frames.isEmpty else {
+            counts.incompleteSamples += 1
+            return
+        }
+        var stack = open.removeValue(forKey: thread) ?? []
+        let count = frames.count
+        let base = frames.startIndex
+        /// Frame at `depth` from the root, and the start of its function (a caller's frame is a
+        /// return address, which may lie past the function's end: look up the byte before it).
+        func frame(_ depth: Int) -> UInt { frames[base + count - 1 - depth] }
+        func function(_ depth: Int) -> UInt { lookup.functionStart(of: depth == count - 1 ? frame(depth) : frame(depth) &- 1) }
+
+        var depth = 0
+        while depth < min(count, stack.count), stack[depth].callSite == (depth == 0 ? 0 : frame(depth - 1)) {
+            // The same address in the same role has the same function: no lookup.
+            let unchanged = stack[depth].address == frame(depth) && (depth == count - 1) == (depth == stack.count - 1)
+            guard unchanged || stack[depth].function == function(depth) else { break }
+            stack[depth].address = frame(depth)
+            stack[depth].lastSeen = max(stack[depth].lastSeen, time)
+            stack[depth].samples += 1
+            depth += 1
+        }
+        close(&stack, from: depth, thread: thread)
+        for index in depth..<count {
+            let start = function(index)
+            let parentID = stack.last { $0.isWanted }?.id ?? 0
+            let wanted = (settings.maxDepth.map { index < $0 } ?? true) && isWanted(start, address: frame(index))
+            stack.append(Open(callSite: index == 0 ? 0 : frame(index - 1), function: start,
+                              address: frame(index), firstAddress: frame(index), id: nextID, parentID: parentID,
+                              firstSeen: time, lastSeen: time, samples: 1, isWanted: wanted, isReported: false))
+            nextID += 1
+        }
+        checkStall(&stack, thread: thread)
+        open[thread] = stack
+    }
+
+    /// Counts the thread's last stack once more at `time` (wall mode: the thread has not run since).
+    mutating func repeatLast(thread: Int, at time: UInt64) {
+        guard var stack = open.removeValue(forKey: thread) else { return }
+        for index in stack.indices {
+            stack[index].lastSeen = max(stack[index].lastSeen, time)
+            stack[index].samples += 1
+        }
+        checkStall(&stack, thread: thread)
+        open[thread] = stack
+    }
+
+    /// The thread has exited: its open invocations end at their last sample.
+    mutating func threadEnded(thread: Int) {
+        guard var stack = open.removeValue(forKey: thread) else { return }
+        close(&stack, from: 0, thread: thread)
+    }
+
+    /// The session ends: every open invocation ends at its last sample.
+    mutating func finish() {
+        for thread in open.keys.sorted() { threadEnded(thread: thread) }
+    }
+
+    /// The stall reports made since the last call.
+    mutating func takeStalls() -> [Stall] {
+        defer { pendingStalls.removeAll() }
+        return pendingStalls
+    }
+
+    /// The name of the function at `address`, from the lookup.
+    mutating func name(of address: UInt) -> String {
+        lookup.name(of: address)
+    }
+
+    /// How long an open invocation has run: last − first sample + P.
+    private func duration(of invocation: Open) -> UInt64 {
+        invocation.lastSeen - invocation.firstSeen + period
+    }
+
+    /// Whether invocations of the function starting at `function` pass the name pattern.
+    private mutating func isWanted(_ function: UInt, address: UInt) -> Bool {
+        guard let pattern = settings.functionPattern else { return true }
+        if let known = wantedFunctions[function] { return known }
+        let wanted = pattern.matches(lookup.name(of: address))
+        wantedFunctions[function] = wanted
+        return wanted
+    }
+
+    /// Closes `stack[depth...]`, deepest first, keeping the records that pass the filters.
+    private mutating func close(_ stack: inout [Open], from depth: Int, thread: Int) {
+        guard depth < stack.count else { return }
+        let traceID = stack[0].id
+        for index in (depth..<stack.count).reversed() {
+            let invocation = stack[index]
+            let duration = duration(of: invocation)
+            if !invocation.isWanted || invocation.samples < settings.minimumSamples || duration < minimumDuration {
+                counts.filtered += 1
+            } else if records.count >= settings.capacity {
+                counts.dropped += 1
+            } else {
+                counts.kept += 1
+                records.append(ClosedInvocation(
+                    id: invocation.id, parentID: invocation.parentID, traceID: traceID, address: invocation.firstAddress,
+                    startNanoseconds: invocation.firstSeen &- period / 2, durationNanoseconds: duration,
+                    thread: Int32(thread), depth: Int32(index), samples: Int32(clamping: invocation.samples)))
+            }
+        }
+        stack.removeSubrange(depth...)
+    }
+
+    /// Reports the outermost invocation that has run past the threshold and is not yet part of a
+    /// report; the report covers it and everything open under it, so one stall is one report.
+    /// Callers have run at least as long as their callees, so the search stops at the first
+    /// invocation under the threshold. (Outermost, because the callees still running when it is
+    /// found are the same stall; later callees that cross the threshold are new ones.)
+    private mutating func checkStall(_ stack: inout [Open], thread: Int) {
+        guard let threshold = stallThreshold else { return }
+        for index in stack.indices where !stack[index].isReported {
+            guard duration(of: stack[index]) > threshold else { return }
+            for covered in index..<stack.count { stack[covered].isReported = true }
+            pendingStalls.append(Stall(
+                thread: thread,
+                frames: stack.map { Stall.Frame(address: $0.address, runningNanoseconds: duration(of: $0)) },
+                depth: index, threshold: threshold))
+            counts.stalls += 1
+            return
+        }
+    }
+}

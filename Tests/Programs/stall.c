@@ -1,0 +1,36 @@
+/* stall: a thread named "blocker" blocks for argv[1] seconds (default 1) in blocked_wait, then
+ * writes `blocker: woke` to stderr and ends; the main thread joins it.
+ *
+ * Build: gcc -O2 -pthread -o stall stall.c */
+#include "workload.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+
+static double seconds = 1.0;
+
+/* Sleeps until an absolute deadline, so that a profiling signal cannot shorten the sleep. */
+SAMPLED_FUNCTION void blocked_wait(void) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    long long nanoseconds = deadline.tv_nsec + (long long)(seconds * 1e9);
+    deadline.tv_sec += nanoseconds / 1000000000LL;
+    deadline.tv_nsec = nanoseconds % 1000000000LL;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR) {}
+}
+
+static void *blocker(void *unused) {
+    (void)unused;
+    pthread_setname_np(pthread_self(), "blocker");
+    blocked_wait();
+    fprintf(stderr, "blocker: woke\n");
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    seconds = seconds_argument(argc, argv, 1.0);
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, blocker, NULL) != 0) return 1;
+    pthread_join(thread, NULL);
+    return 0;
+}
