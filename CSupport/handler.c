@@ -107,6 +107,12 @@ static void record_sample(const ucontext_t *context) {
         memmove(sample->frames, sample->frames + found, depth * sizeof(uintptr_t));
         sample->depth = (uint16_t)depth;
     }
+    sample->cpu_ns = -1;
+    if (ss_active_config.mode == SS_MODE_WALL) {
+        struct timespec spent;
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spent) == 0)
+            sample->cpu_ns = (int64_t)spent.tv_sec * 1000000000 + spent.tv_nsec;
+    }
     ss_buffer_publish(sample);
     count_handler_time(ss_now_ns() - entered);
 }

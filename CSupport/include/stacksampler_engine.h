@@ -37,6 +37,8 @@ enum {
 /** One raw sample as stored in the buffer. Frames are leaf first. */
 typedef struct {
     uint64_t time_ns;   /**< CLOCK_MONOTONIC at the signal */
+    int64_t cpu_ns;     /**< wall mode: the thread's CPU time as the handler ends (so the profiler's
+                             own time never looks like the thread ran); -1 in cpu mode */
     int32_t tid;        /**< thread that was interrupted */
     uint16_t depth;     /**< number of valid entries in frames */
     uint16_t flags;     /**< SS_SAMPLE_* */

@@ -7,6 +7,12 @@ import Synchronization
 /// in wall mode, sends the samples on an absolute schedule.
 final class SamplerThread: @unchecked Sendable {
     private static let scanIntervalNanoseconds: UInt64 = 20_000_000
+    /// CPU time a thread can use without having moved: returning from the handler into the call
+    /// it was in. More than that may be the end of its work before it blocked somewhere else, so
+    /// it is then checked against where it is blocked (`isStill`).
+    private static let unmovedNanoseconds: Int64 = 5_000
+    /// A signal whose sample has not arrived by then is taken as lost (dropped, or a thread that blocks it).
+    private static let outstandingSignalNanoseconds: UInt64 = 100_000_000
     private static let cpuModeDrainIntervalNanoseconds: UInt64 = 5_000_000
     /// How often each thread's signal mask is checked (a thread that blocks the signal is never sampled).
     private static let maskCheckIntervalNanoseconds: UInt64 = 500_000_000
@@ -20,7 +26,11 @@ final class SamplerThread: @unchecked Sendable {
     private var stream: RawStreamWriter?
     /// Invocation tracking, when configured.
     private(set) var invocations: InvocationRecorder?
-    private var cpuAtLastTick: [Int32: Int64] = [:]
+    /// Wall mode: each thread's CPU time when its stack was last known (the end of its last
+    /// sample's handler, or a tick that found it unchanged).
+    private var cpuWhenStackKnown: [Int32: Int64] = [:]
+    /// Wall mode: when each thread was signalled, until its sample arrives (never two at once).
+    private var signalOutstanding: [Int32: UInt64] = [:]
     private var lastMaskCheck: UInt64 = 0
     /// Wall mode: where each thread was blocked when last looked at (see `isStill`).
     private var blockedAtLastTick: [Int32: String] = [:]
@@ -124,6 +134,8 @@ final class SamplerThread: @unchecked Sendable {
     private func drain() {
         while let sample = ss_buffer_peek() {
             let stack = aggregator.record(sample)
+            if sample.pointee.cpu_ns >= 0 { cpuWhenStackKnown[sample.pointee.tid] = sample.pointee.cpu_ns }
+            signalOutstanding[sample.pointee.tid] = nil
             stream?.sample(stack, at: sample.pointee.time_ns, threads: aggregator.threads)
             invocations?.record(sample, thread: stack.thread)
             ss_buffer_advance()
@@ -140,7 +152,8 @@ final class SamplerThread: @unchecked Sendable {
         for tid in attached where !live.contains(tid) {
             ss_thread_detach(tid)
             if let thread = aggregator.threadEnded(tid) { invocations?.threadEnded(thread: thread) }
-            cpuAtLastTick[tid] = nil
+            cpuWhenStackKnown[tid] = nil
+            signalOutstanding[tid] = nil
             blockedAtLastTick[tid] = nil
         }
         let checkMasks = now &- lastMaskCheck >= Self.maskCheckIntervalNanoseconds
@@ -175,26 +188,43 @@ final class SamplerThread: @unchecked Sendable {
         return position != nil && position == blockedAtLastTick[tid]
     }
 
-    /// Wall mode: one sample of every attached thread. A thread that used no CPU since the
-    /// last tick has not moved: its last stack is counted again, without a signal (a signal
-    /// would end a sleep or poll early with EINTR). One that used less than half a period and
-    /// is blocked where it was is counted again too. Every other thread is signalled; where it
-    /// is blocked then is remembered, so a sleeper costs at most one EINTR per blocking site.
+    /// Wall mode: one sample of every attached thread. A thread that used (next to) no CPU
+    /// since its stack was last known has not moved: its last stack is counted again, without
+    /// a signal (a signal would end a sleep or poll early with EINTR). One that used less than
+    /// half a period and is blocked where it was is counted again too. Every other thread is
+    /// signalled, unless its last signal has not produced its sample yet; where it is blocked
+    /// then is remembered, so a sleeper is signalled while asleep only to learn where it sleeps.
     private func tick(at now: UInt64) {
         let partRun = Int64(configuration.periodNanoseconds / 2)
         for tid in attachedThreads() {
+            if let sent = signalOutstanding[tid], now &- sent < Self.outstandingSignalNanoseconds { continue }
             let cpu = ss_thread_cpu_time_ns(tid)
             guard cpu >= 0 else { continue }
-            let used = cpuAtLastTick.updateValue(cpu, forKey: tid).map { cpu - $0 }
-            if let used, aggregator.hasStack(tid), used == 0 || (used < partRun && isStill(tid)) {
+            guard let known = cpuWhenStackKnown[tid], aggregator.hasStack(tid) else {
+                blockedAtLastTick[tid] = ThreadDirectory.blockedPosition(of: tid)
+                signal(tid, at: now)
+                continue
+            }
+            let used = cpu - known
+            // A thread that really ran may have left and come back to the same call: where it
+            // blocked before says nothing about where it is now.
+            if used >= partRun { blockedAtLastTick[tid] = nil }
+            if used < Self.unmovedNanoseconds || (used < partRun && isStill(tid)) {
+                cpuWhenStackKnown[tid] = cpu
                 if let stack = aggregator.repeatLast(tid, at: now) {
                     stream?.sample(stack, at: now, threads: aggregator.threads)
                     invocations?.repeatLast(thread: stack.thread, at: now)
                 }
                 continue
             }
-            if used == nil { blockedAtLastTick[tid] = ThreadDirectory.blockedPosition(of: tid) }
-            if ss_signal_thread(tid) == 0 { signalsSent += 1 }
+            signal(tid, at: now)
+        }
+    }
+
+    private func signal(_ tid: Int32, at now: UInt64) {
+        if ss_signal_thread(tid) == 0 {
+            signalsSent += 1
+            signalOutstanding[tid] = now
         }
     }
 }

@@ -22,8 +22,13 @@ enum ThreadDirectory {
 
     /// Where the thread is blocked: its `/proc` syscall line (call number, arguments, stack pointer
     /// and PC), or nil while it runs or once it has exited.
+    /// The kernel sometimes answers `running` for a thread caught changing state; one more
+    /// read settles most of those.
     static func blockedPosition(of tid: Int32) -> String? {
-        guard let text = FileIO.readText("/proc/self/task/\(tid)/syscall", limit: 256), !text.isEmpty, !text.hasPrefix("running") else { return nil }
-        return text
+        for _ in 0..<2 {
+            guard let text = FileIO.readText("/proc/self/task/\(tid)/syscall", limit: 256), !text.isEmpty else { return nil }
+            if !text.hasPrefix("running") { return text }
+        }
+        return nil
     }
 }
