@@ -74,6 +74,13 @@ public struct Profile: Sendable {
     public var losses: Losses
     /// What the profiler cost.
     public var overhead = Overhead()
+    /// The profiled command line, for titles ("" when unknown).
+    public var command = ""
+    /// Wall-clock start of the session, in ns since the Unix epoch (0 when unknown).
+    public var startDateNanoseconds: UInt64 = 0
+    /// Whether `configuration`'s mode and period describe the samples; false for a profile
+    /// read from collapsed stacks, whose sampling settings are unknown.
+    public var samplingIsKnown = true
 
     /// Total samples.
     public var sampleCount: Int { stacks.reduce(0) { $0 + $1.count } }

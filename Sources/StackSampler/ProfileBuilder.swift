@@ -1,4 +1,5 @@
 import CSupport
+import Glibc
 
 /// Turns what the sampler counted into a `Profile`: root-first stacks, thread
 /// figures, losses, and a name for each unique address (symbolized once each).
@@ -46,6 +47,20 @@ enum ProfileBuilder {
                        durationNanoseconds: endNanoseconds &- sampler.startTime,
                        signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0,
                        stacks: stacks, threads: threads, frames: frames, modules: modules.modules, losses: losses,
-                       overhead: overhead)
+                       overhead: overhead, command: commandLine(),
+                       startDateNanoseconds: realtimeNanoseconds() &- (endNanoseconds &- sampler.startTime))
+    }
+
+    /// This process's command line, arguments separated by spaces.
+    private static func commandLine() -> String {
+        let raw = FileIO.readText("/proc/self/cmdline") ?? ""
+        return raw.split(separator: "\0").joined(separator: " ")
+    }
+
+    /// Now on the wall clock, in ns since the Unix epoch.
+    private static func realtimeNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }

@@ -5,14 +5,7 @@ enum FoldedRenderer: ProfileRenderer {
     static func render(_ profile: Profile, options: ExportOptions) -> [UInt8] {
         var counts: [String: Int] = [:]
         for stack in profile.stacks {
-            var names: [String] = []
-            if options.perThreadRoots, profile.threads.indices.contains(stack.thread) {
-                let thread = profile.threads[stack.thread]
-                names.append("[\(thread.name) tid=\(thread.id)]")
-            }
-            if stack.isTruncated { names.append("[truncated]") }
-            names.append(contentsOf: stack.addresses.map { profile.name(of: $0) })
-            let line = names.map(sanitized).joined(separator: ";")
+            let line = profile.shownFrames(of: stack, options: options).map { sanitized(profile.name(of: $0)) }.joined(separator: ";")
             counts[line, default: 0] += stack.count
         }
         var text = ""
