@@ -1,0 +1,88 @@
+/// A line of collapsed-stack text that is not `frame;…;frame COUNT`.
+public struct CollapsedStacksError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// 1-based line number, and the line itself.
+    public var line: Int
+    public var text: String
+
+    public var description: String {
+        "line \(line) is not collapsed stacks ('frame;frame;… COUNT' with a whole count): \(text.prefix(200))"
+    }
+}
+
+extension Profile {
+    /// A profile read from collapsed stacks (ours, FlameGraph's stackcollapse scripts, perf or
+    /// async-profiler output): each unique frame name gets a synthetic address, so every
+    /// exporter works on it. A first frame `[name tid=N]` makes a thread (as our per-thread
+    /// roots), a following `[truncated]` marks a cut stack; stacks without a thread root belong
+    /// to no thread. Blank lines and `#` comments are skipped. The mode and period are unknown.
+    public init(collapsedStacks text: String, command: String) throws(CollapsedStacksError) {
+        var addresses: [Substring: UInt] = [:]
+        var frames: [UInt: SymbolizedFrame] = [:]
+        var threadIndex: [Substring: Int] = [:]
+        var threads: [Thread] = []
+        var stacks: [Stack] = []
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let content = Self.trimmed(rawLine)
+            if content.isEmpty || content.first == "#" { continue }
+            guard let space = content.lastIndex(of: " "), let count = Int(content[content.index(after: space)...]), count >= 0 else {
+                throw CollapsedStacksError(line: number + 1, text: String(rawLine))
+            }
+            var names = content[..<space].split(separator: ";", omittingEmptySubsequences: false)[...]
+            var stack = Stack(thread: -1, addresses: [], count: count, isTruncated: false)
+            if let root = names.first, let thread = Self.threadRoot(root) {
+                stack.thread = threadIndex[root] ?? {
+                    threads.append(Thread(id: thread.id, name: thread.name, samples: 0, cpuNanoseconds: 0, observedNanoseconds: 0))
+                    threadIndex[root] = threads.count - 1
+                    return threads.count - 1
+                }()
+                threads[stack.thread].samples += count
+                names = names.dropFirst()
+            }
+            if names.first == "[truncated]" {
+                stack.isTruncated = true
+                names = names.dropFirst()
+            }
+            stack.addresses = names.map { name in
+                if let known = addresses[name] { return known }
+                let address = UInt(addresses.count + 1)
+                addresses[name] = address
+                frames[address] = SymbolizedFrame(name: String(name), modulePath: nil, moduleOffset: nil,
+                                                  kind: Self.kind(ofName: name), isResolved: true)
+                return address
+            }
+            stacks.append(stack)
+        }
+        self.init(configuration: ProfilerConfiguration(), startNanoseconds: 0, durationNanoseconds: 0, signalNumber: 0,
+                  signalSubstituted: false, stacks: stacks, threads: threads, frames: frames, modules: [],
+                  losses: Losses(), command: command, samplingIsKnown: false)
+    }
+
+    /// `line` without surrounding blanks and a carriage return.
+    private static func trimmed(_ line: Substring) -> Substring {
+        var line = line
+        while let last = line.last, last == " " || last == "\t" || last == "\r" { line = line.dropLast() }
+        while let first = line.first, first == " " || first == "\t" { line = line.dropFirst() }
+        return line
+    }
+
+    /// The thread of a `[name tid=N]` root frame.
+    private static func threadRoot(_ frame: Substring) -> (name: String, id: Int32)? {
+        guard frame.first == "[", frame.last == "]", let marker = frame.ranges(of: " tid=").last,
+              let id = Int32(frame[marker.upperBound..<frame.index(before: frame.endIndex)])
+        else { return nil }
+        return (String(frame[frame.index(after: frame.startIndex)..<marker.lowerBound]), id)
+    }
+
+    /// The kind of code a demangled name most likely is, for colours: kernel frames
+    /// (`_[k]` suffix of perf and async-profiler) and `module+0x…` or `[…]` names are unknown.
+    static func kind(ofName name: Substring) -> FrameKind {
+        if name.hasSuffix("_[k]") || name.first == "[" || name.contains("+0x") { return .unknown }
+        if name.hasPrefix("_Z") || name.contains("::") { return .cpp }
+        if name.hasPrefix("$s") || name.hasPrefix("_$s") { return .swift }
+        for prefix in ["closure #", "specialized ", "partial apply for ", "merged ", "protocol witness for "] where name.hasPrefix(prefix) {
+            return .swift
+        }
+        if let parenthesis = name.firstIndex(of: "("), name[..<parenthesis].contains(".") { return .swift }
+        return .native
+    }
+}
