@@ -2,16 +2,21 @@
 public enum OutputFormat: String, Sendable, CaseIterable {
     /// Collapsed stacks, as FlameGraph's stackcollapse tools write them: `root;…;leaf COUNT`.
     case folded
+    /// A self-contained interactive flame graph (SVG with an embedded script).
+    case svg
 }
 
 /// Choices that apply to every format.
 public struct ExportOptions: Sendable {
     /// Adds a root frame `[name tid=N]` per thread instead of merging threads.
     public var perThreadRoots: Bool
+    /// Draws flame graphs with the root at the top (an icicle graph).
+    public var icicle: Bool
 
-    /// Creates options; by default threads are merged.
-    public init(perThreadRoots: Bool = false) {
+    /// Creates options; by default threads are merged and flame graphs stand on their root.
+    public init(perThreadRoots: Bool = false, icicle: Bool = false) {
         self.perThreadRoots = perThreadRoots
+        self.icicle = icicle
     }
 }
 
@@ -24,6 +29,7 @@ extension OutputFormat {
     var renderer: any ProfileRenderer.Type {
         switch self {
         case .folded: FoldedRenderer.self
+        case .svg: FlameGraphRenderer.self
         }
     }
 }
