@@ -4,6 +4,8 @@ public enum OutputFormat: String, Sendable, CaseIterable {
     case folded
     /// A self-contained interactive flame graph (SVG with an embedded script).
     case svg
+    /// speedscope's JSON, one sampled profile per thread.
+    case speedscope
 }
 
 /// Choices that apply to every format.
@@ -30,6 +32,7 @@ extension OutputFormat {
         switch self {
         case .folded: FoldedRenderer.self
         case .svg: FlameGraphRenderer.self
+        case .speedscope: SpeedscopeRenderer.self
         }
     }
 }
