@@ -24,8 +24,10 @@ let package = Package(
         ),
         // libelf from Debian's libelf-dev, for the symbolizer.
         .systemLibrary(name: "CElf", path: "Sources/CElf", providers: [.apt(["libelf-dev"])]),
+        // zlib from Debian's zlib1g-dev, for gzip-compressed pprof files.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation.
-        .target(name: "StackSampler", dependencies: ["CSupport", "CElf"]),
+        .target(name: "StackSampler", dependencies: ["CSupport", "CElf", "CZlib"]),
         // The library constructor of the preload product (C, so it runs before main).
         .target(name: "PreloadEntry", cSettings: engineCFlags),
         .target(name: "StackSamplerPreload", dependencies: ["StackSampler", "PreloadEntry"]),
@@ -33,7 +35,7 @@ let package = Package(
             name: "stacksampler",
             dependencies: ["StackSampler", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler"]),
+        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "CZlib"]),
         .testTarget(name: "EndToEndTests", dependencies: []),
     ]
 )

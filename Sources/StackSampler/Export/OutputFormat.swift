@@ -4,6 +4,8 @@ public enum OutputFormat: String, Sendable, CaseIterable {
     case folded
     /// A self-contained interactive flame graph (SVG with an embedded script).
     case svg
+    /// pprof's gzip-compressed protobuf, for `go tool pprof` and the tools that read it.
+    case pprof
     /// speedscope's JSON, one sampled profile per thread.
     case speedscope
 }
@@ -32,6 +34,7 @@ extension OutputFormat {
         switch self {
         case .folded: FoldedRenderer.self
         case .svg: FlameGraphRenderer.self
+        case .pprof: PprofRenderer.self
         case .speedscope: SpeedscopeRenderer.self
         }
     }
