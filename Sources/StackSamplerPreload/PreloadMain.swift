@@ -52,14 +52,17 @@ private func writeProfileAtExit() {
     guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid() else { return }
     let profile: Profile
     do { profile = try Profiler.stop() } catch { return }
-    do {
-        try profile.write(to: session.settings.outputPath, options: session.settings.options)
-    } catch {
-        report("\(error)")
-        return
+    var written: [String] = []
+    for target in session.settings.outputs {
+        do {
+            try profile.write(to: target.path, format: target.format, options: session.settings.options)
+            written.append(target.path)
+        } catch {
+            report("\(error)")
+        }
     }
-    guard let summaryPath = session.settings.summaryPath else { return }
-    let text = profile.summary + "stacksampler: wrote \(session.settings.outputPath)\n"
+    guard !written.isEmpty, let summaryPath = session.settings.summaryPath else { return }
+    let text = profile.summary + "stacksampler: wrote \(written.joined(separator: ", "))\n"
     if summaryPath == "-" {
         writeStandardError(text)
     } else {

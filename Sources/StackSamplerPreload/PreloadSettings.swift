@@ -2,14 +2,15 @@ import Glibc
 import StackSampler
 
 /// Configuration of the preload library, read from the environment:
-/// `STACKSAMPLER_OUTPUT` (required; `%p` becomes the pid), `STACKSAMPLER_PERIOD`,
-/// `STACKSAMPLER_MODE`, `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_MAX_DEPTH`, `STACKSAMPLER_SUMMARY`.
+/// `STACKSAMPLER_OUTPUT` (required; comma-separated files, `%p` becomes the pid),
+/// `STACKSAMPLER_FORMAT` (else each file's extension), `STACKSAMPLER_PERIOD`, `STACKSAMPLER_MODE`,
+/// `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_ICICLE`, `STACKSAMPLER_MAX_DEPTH`, `STACKSAMPLER_SUMMARY`.
 struct PreloadSettings: Sendable {
     /// The variable that names the output, and the one marking the process that owns an output without `%p`.
     static let outputVariable = "STACKSAMPLER_OUTPUT"
     static let ownerVariable = "STACKSAMPLER_OWNER_PID"
 
-    var outputPath: String
+    var outputs: [OutputTarget]
     var configuration: ProfilerConfiguration
     var options: ExportOptions
     /// Where the summary goes: nil for nowhere, "-" for stderr, else a file.
@@ -41,11 +42,24 @@ struct PreloadSettings: Sendable {
             }
             configuration.maxDepth = depth
         }
-        let perThread = variable("STACKSAMPLER_PER_THREAD").map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
+        var format: OutputFormat?
+        if let text = variable("STACKSAMPLER_FORMAT") {
+            guard let named = OutputFormat(rawValue: text) else {
+                throw Problem(message: "STACKSAMPLER_FORMAT=\(text) is not a format; use one of \(OutputFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            format = named
+        }
+        let perThread = isSet("STACKSAMPLER_PER_THREAD")
         let pid = String(getpid())
-        return PreloadSettings(outputPath: output.replacingPercentP(with: pid), configuration: configuration,
-                               options: ExportOptions(perThreadRoots: perThread),
+        let outputs = output.split(separator: ",").map { OutputTarget(path: String($0).replacingPercentP(with: pid), format: format) }
+        return PreloadSettings(outputs: outputs, configuration: configuration,
+                               options: ExportOptions(perThreadRoots: perThread, icicle: isSet("STACKSAMPLER_ICICLE")),
                                summaryPath: variable("STACKSAMPLER_SUMMARY")?.replacingPercentP(with: pid))
+    }
+
+    /// Whether a yes/no variable says yes (`1`, `true`, `yes`).
+    private static func isSet(_ name: String) -> Bool {
+        variable(name).map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
     }
 
     private static func variable(_ name: String) -> String? {

@@ -8,7 +8,7 @@ struct RecordCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
         abstract: "Run a command under the profiler and write its profile.",
-        discussion: "Example: stacksampler record --mode wall --period 1ms -o app.folded -- ./app --flag"
+        discussion: "Example: stacksampler record --mode wall --period 1ms -o app.svg -o app.folded -- ./app --flag"
     )
 
     @Option(help: "cpu (samples on-CPU time, SIGPROF) or wall (all threads on a schedule, SIGALRM).")
@@ -17,8 +17,8 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Time between two samples of a thread: 10ms, 500us, 1s (from 50us to 60s).")
     var period: String = "10ms"
 
-    @Option(name: [.short, .customLong("output")], help: "Profile to write (collapsed stacks); %p becomes the pid.")
-    var output: String = "stacksampler.folded"
+    /// Where profiles go (`stacksampler.folded` when no `-o` is given); `%p` becomes the pid.
+    @OptionGroup var output: OutputOptions
 
     @Flag(help: "Add a root frame [name tid=N] per thread instead of merging threads.")
     var perThread = false
@@ -32,6 +32,9 @@ struct RecordCommand: ParsableCommand {
     func validate() throws {
         do { _ = try PeriodParser.parse(period) } catch { throw ValidationError("\(error)") }
         guard SamplingMode(rawValue: mode) != nil else { throw ValidationError("\(ProfilerError.invalidMode(mode))") }
+        if let path = output.outputs.first(where: { $0.contains(",") }) {
+            throw ValidationError("output path '\(path)' contains a comma, which separates outputs in STACKSAMPLER_OUTPUT")
+        }
         guard (1...4096).contains(maxDepth) else { throw ValidationError("--max-depth \(maxDepth) is outside 1...4096") }
         if let first = command.first, first.hasPrefix("-"), first != "--" {
             throw ValidationError("unknown option '\(first)'")
@@ -50,7 +53,7 @@ struct RecordCommand: ParsableCommand {
             throw ExitCode(127)
         }
         let library = try PreloadLibrary.locate()
-        let outputPath = URL(fileURLWithPath: output).standardizedFileURL.path
+        let outputPaths = output.targets(fallback: ["stacksampler.folded"]).map { URL(fileURLWithPath: $0.path).standardizedFileURL.path }
         let summaryDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("stacksampler-\(getpid())")
         try FileManager.default.createDirectory(at: summaryDirectory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: summaryDirectory) }
@@ -59,7 +62,9 @@ struct RecordCommand: ParsableCommand {
         var environment = ProcessInfo.processInfo.environment
         environment["STACKSAMPLER_OWNER_PID"] = nil
         environment["LD_PRELOAD"] = [library, environment["LD_PRELOAD"]].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
-        environment["STACKSAMPLER_OUTPUT"] = outputPath
+        environment["STACKSAMPLER_OUTPUT"] = outputPaths.joined(separator: ",")
+        environment["STACKSAMPLER_FORMAT"] = output.format
+        environment["STACKSAMPLER_ICICLE"] = output.icicle ? "1" : nil
         environment["STACKSAMPLER_PERIOD"] = period
         environment["STACKSAMPLER_MODE"] = mode
         environment["STACKSAMPLER_MAX_DEPTH"] = String(maxDepth)

@@ -28,6 +28,7 @@ extension EndToEnd {
         static let badSettings = [
             BadSetting(variable: "STACKSAMPLER_PERIOD", value: "10parsecs"),
             BadSetting(variable: "STACKSAMPLER_MODE", value: "sideways"),
+            BadSetting(variable: "STACKSAMPLER_FORMAT", value: "jpeg"),
         ]
 
         /// The CLI usage errors under test.
@@ -36,6 +37,10 @@ extension EndToEnd {
                           mentions: ["period"]),
             BadInvocation(testDescription: "bad mode", arguments: { ["record", "--mode", "sideways", "-o", $0, "--", $1, "0"] },
                           mentions: ["mode"]),
+            BadInvocation(testDescription: "bad format", arguments: { ["record", "--format", "jpeg", "-o", $0, "--", $1, "0"] },
+                          mentions: ["format"]),
+            BadInvocation(testDescription: "comma in an output path", arguments: { ["record", "-o", $0 + ",x.svg", "--", $1, "0"] },
+                          mentions: ["comma"]),
             BadInvocation(testDescription: "missing command", arguments: { profile, _ in ["record", "-o", profile] },
                           mentions: ["command", "missing"]),
             BadInvocation(testDescription: "command not found",
