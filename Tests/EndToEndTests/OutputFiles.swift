@@ -6,8 +6,10 @@ import Testing
 
 /// Checks that written files are what their format says.
 enum OutputFiles {
-    /// The file parses as XML, is an SVG with a script, and its root box `all` states `samples` (when given).
-    static func expectFlameGraph(at path: String, samples: Int?) throws {
+    /// The file parses as XML, is an SVG with a script, and its root box `all` states `samples`
+    /// (when given). Returns the boxes' tooltips.
+    @discardableResult
+    static func expectFlameGraph(at path: String, samples: Int?) throws -> [String] {
         let data = try #require(FileManager.default.contents(atPath: path), "no file at \(path)")
         let parser = XMLParser(data: data)
         let collector = TooltipCollector()
@@ -18,6 +20,7 @@ enum OutputFiles {
             #expect(collector.tooltips.contains { $0.hasPrefix("all (\(samples) samples") },
                     "no root box with \(samples) samples in \(path): \(collector.tooltips.prefix(3))")
         }
+        return collector.tooltips
     }
 
     /// The file starts with the gzip magic number.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 extension EndToEnd {
-    /// `stacksampler report` on hand-made collapsed stacks.
+    /// `stacksampler report` and `stacksampler diff` on hand-made collapsed stacks.
     @Suite struct ReportCommand {
         /// 100 samples on two threads, as `record --per-thread` writes them.
         static let input = """
@@ -71,6 +71,21 @@ extension EndToEnd {
             let result = try Self.stacksampler(["report", input, "--thread", "main", "-o", directory + "/x.svg"], in: directory)
             #expect(result.termination != .exited(0))
             #expect(result.stderr.contains("per-thread"), "\(result)")
+        }
+
+        @Test("diff writes a differential flame graph; a non-SVG output is refused")
+        func diff() throws {
+            let directory = try ScratchDirectory.make("diff")
+            let before = try Self.write(Self.input, to: "before.folded", in: directory)
+            let after = try Self.write(Self.input.replacingOccurrences(of: "compress 35", with: "compress 135"), to: "after.folded", in: directory)
+            let output = directory + "/diff.svg"
+            let result = try Self.stacksampler(["diff", before, after, "-o", output], in: directory)
+            #expect(result.termination == .exited(0), "\(result)")
+            let tooltips = try OutputFiles.expectFlameGraph(at: output, samples: 200)
+            let compress = try #require(tooltips.first { $0.hasPrefix("compress (") }, "\(tooltips)")
+            #expect(compress.contains("135 samples") && compress.contains("before 35 samples") && compress.contains("self +"), "\(compress)")
+            let refused = try Self.stacksampler(["diff", before, after, "-o", directory + "/diff.pb.gz"], in: directory)
+            #expect(refused.termination != .exited(0) && refused.stderr.contains("SVG"), "\(refused)")
         }
     }
 }

@@ -84,6 +84,24 @@ private func profile(_ text: String, command: String = "app --flag") throws -> P
         let hues = try ["main", "std::vector<int>::push_back", "Matrix.multiply(_:)", "[unknown]"].map { try hue(of: fill($0, in: first)) }
         #expect(Set(hues.map { Int($0 / 10) }).count == 4, "native, C++, Swift and unknown share a hue band: \(hues)")
     }
+
+    @Test func differentialGraphOfIdenticalProfilesIsNeutral() throws {
+        let input = try profile(smallStacks)
+        let document = try FlameGraphDocument(input.differentialFlameGraph(against: input))
+        #expect(document.boxes.count == 6)
+        #expect(document.boxes.allSatisfy { $0.fill == FramePalette.unchanged }, "\(document.boxes.map(\.fill))")
+    }
+
+    @Test func differentialGraphIsRedWhereAShareGrewAndBlueWhereItShrank() throws {
+        let before = try profile("main;parse 50\nmain;render 50")
+        let after = try profile("main;parse 300\nmain;render 100")  // parse 50% → 75%, render 50% → 25%
+        let document = try FlameGraphDocument(after.differentialFlameGraph(against: before))
+        let parse = try rgb(#require(document.boxes.first { $0.name == "parse" }?.fill))
+        let render = try rgb(#require(document.boxes.first { $0.name == "render" }?.fill))
+        #expect(parse.red > parse.blue)
+        #expect(render.blue > render.red)
+        #expect(try #require(document.boxes.first { $0.name == "main" }?.fill) == FramePalette.unchanged)
+    }
 }
 
 /// Red, green and blue of `#rrggbb`.
