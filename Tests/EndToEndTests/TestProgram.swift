@@ -13,6 +13,8 @@ enum TestProgram: String, CaseIterable, Sendable {
     case exitStatus = "exit_status"
     /// Swift; spends its time in `Matrix.multiply(_:)`.
     case matrix
+    /// Profiles a region of itself through the C API, linked against the preload library.
+    case cAPI = "c_api"
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -26,6 +28,15 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .matrix: ["swiftc", "-O"]
         case .threads: ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus: ["gcc", "-O2"]
+        case .cAPI: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
+        }
+    }
+
+    /// Libraries to link, after the source.
+    private var libraries: [String] {
+        switch self {
+        case .cAPI: ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Wl,-rpath," + BuildProducts.directory]
+        default: []
         }
     }
 
@@ -48,7 +59,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         let output = bin + "/" + rawValue
         let result = try ChildProcess.run(
-            compiler[0], Array(compiler.dropFirst()) + ["-o", output, PackagePaths.programs + "/" + source],
+            compiler[0], Array(compiler.dropFirst()) + ["-o", output, PackagePaths.programs + "/" + source] + libraries,
             in: bin, timeout: .seconds(300))
         guard result.termination == .exited(0) else {
             throw HarnessError("compiling \(source) failed: \(result)")
