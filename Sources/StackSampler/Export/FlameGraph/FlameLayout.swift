@@ -21,14 +21,14 @@ struct FlameLayout {
     /// Lays out `tree` across `width` pixels starting at `left`.
     init(_ tree: FlameTree, left: Double, width: Double, minimumWidth: Double) {
         let scale = tree.total > 0 ? width / Double(tree.total) : 0
-        boxes.append(Box(node: 0, name: tree.nodes[0].name, samples: tree.total, depth: 0, x: left, width: width))
+        boxes.append(Box(node: 0, name: tree.name(of: 0), samples: tree.total, depth: 0, x: left, width: width))
         var pending = [(node: 0, depth: 0, start: 0)]
         while let (parent, depth, start) = pending.popLast() {
             var offset = start
             var narrowSamples = 0
             var narrowCount = 0
             var placed: [(node: Int, depth: Int, start: Int)] = []
-            for child in tree.nodes[parent].children {
+            for child in tree.children(of: parent) {
                 let samples = tree.nodes[child].samples
                 guard samples > 0 else { continue }
                 if Double(samples) * scale < minimumWidth {
@@ -40,7 +40,7 @@ struct FlameLayout {
                 offset += samples
             }
             for (node, childDepth, childStart) in placed {
-                add(Box(node: node, name: tree.nodes[node].name, samples: tree.nodes[node].samples, depth: childDepth,
+                add(Box(node: node, name: tree.name(of: node), samples: tree.nodes[node].samples, depth: childDepth,
                         x: 0, width: 0), start: childStart, scale: scale, left: left)
             }
             if narrowCount > 0, Double(narrowSamples) * scale >= minimumWidth {
