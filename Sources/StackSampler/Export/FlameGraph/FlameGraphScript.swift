@@ -1,5 +1,7 @@
 /// The flame graph's embedded script: click to zoom, reset, search with highlighting and the
 /// matched share, hover details, and labels fitted to box widths. No network, no libraries.
+/// A URL ending in `#zoom=NAME&search=REGEX` opens zoomed on the first frame named NAME and
+/// searching (for links, and for the headless browser check).
 /// `FlameGraphSVG` prepends the layout constants (`ICICLE`, `LEFT`, `WIDTH`, `CHAR`).
 enum FlameGraphScript {
     static let source = #"""
@@ -80,8 +82,9 @@ enum FlameGraphScript {
         if ((event.ctrlKey && event.key === "f") || event.key === "/") { event.preventDefault(); askSearch(); }
         if (event.key === "Escape") { zoom(null); search(""); }
       });
-      var hash = /[#&]search=([^&]*)/.exec(window.location.hash);
-      if (hash) search(decodeURIComponent(hash[1]));
+      var zoomTo = /[#&]zoom=([^&]*)/.exec(window.location.hash), searchFor = /[#&]search=([^&]*)/.exec(window.location.hash);
+      if (zoomTo) zoom(frames.filter(function (f) { return f.name === decodeURIComponent(zoomTo[1]); })[0] || null);
+      if (searchFor) search(decodeURIComponent(searchFor[1]));
       document.documentElement.setAttribute("data-ready", "true");
     }
     window.addEventListener("load", init);
