@@ -52,6 +52,7 @@ struct PreloadSettings: Sendable {
         let perThread = isSet("STACKSAMPLER_PER_THREAD")
         let pid = String(getpid())
         let outputs = output.split(separator: ",").map { OutputTarget(path: String($0).replacingPercentP(with: pid), format: format) }
+        guard !outputs.isEmpty else { throw Problem(message: "\(outputVariable)=\(output) names no file; give one or more paths separated by commas") }
         return PreloadSettings(outputs: outputs, configuration: configuration,
                                options: ExportOptions(perThreadRoots: perThread, icicle: isSet("STACKSAMPLER_ICICLE")),
                                summaryPath: variable("STACKSAMPLER_SUMMARY")?.replacingPercentP(with: pid))

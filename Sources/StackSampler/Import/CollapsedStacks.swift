@@ -1,9 +1,11 @@
 /// A line of collapsed-stack text that is not `frame;…;frame COUNT`.
 public struct CollapsedStacksError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// 1-based line number, and the line itself.
+    /// 1-based line number.
     public var line: Int
+    /// The line itself.
     public var text: String
 
+    /// What is wrong, for the user.
     public var description: String {
         "line \(line) is not collapsed stacks ('frame;frame;… COUNT' with a whole count): \(text.prefix(200))"
     }
