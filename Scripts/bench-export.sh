@@ -3,7 +3,7 @@
 # stack 8 to 40 frames deep under `main`, names drawn from pools that widen with depth (so
 # the tree branches like a real one), a unique leaf per stack, 1 to 100 samples each.
 # Times are wall-clock for `stacksampler report` (read + convert + write), best of 3; the
-# `--top 1` line is the cost of reading the collapsed stacks alone.
+# `read + top` line is reading the stacks plus a one-line --top table (no output file).
 # Usage: Scripts/bench-export.sh [N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +35,7 @@ best_of_3() {
 }
 
 printf '%-12s %10s %10s\n' format "time (ms)" "size (KB)"
-printf '%-12s %10s %10s\n' "read only" "$(best_of_3 "$build/stacksampler" report "$work/input.folded" --top 1)" "-"
+printf '%-12s %10s %10s\n' "read + top" "$(best_of_3 "$build/stacksampler" report "$work/input.folded" --top 1)" "-"
 for output in out.folded out.svg out.pb.gz out.speedscope.json; do
   ms=$(best_of_3 "$build/stacksampler" report "$work/input.folded" -o "$work/$output")
   printf '%-12s %10s %10s\n' "${output#out.}" "$ms" "$(du -k "$work/$output" | cut -f1)"

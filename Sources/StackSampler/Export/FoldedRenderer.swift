@@ -15,8 +15,10 @@ enum FoldedRenderer: ProfileRenderer {
         return Array(text.utf8)
     }
 
-    /// A frame name that cannot break the line format.
+    /// A frame name that cannot break the line format (the name itself when it is safe, which
+    /// is nearly always: rebuilding every name costs more than the rest of the export).
     static func sanitized(_ name: String) -> String {
-        String(name.map { $0 == ";" ? ":" : ($0 == "\n" ? " " : $0) })
+        guard name.utf8.contains(where: { $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "\n") }) else { return name }
+        return String(name.map { $0 == ";" ? ":" : ($0 == "\n" ? " " : $0) })
     }
 }
