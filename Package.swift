@@ -26,8 +26,10 @@ let package = Package(
         .systemLibrary(name: "CElf", path: "Sources/CElf", providers: [.apt(["libelf-dev"])]),
         // liblzma from Debian's liblzma-dev: .gnu_debugdata (MiniDebugInfo) and debuglink CRCs.
         .systemLibrary(name: "CLzma", path: "Sources/CLzma", providers: [.apt(["liblzma-dev"])]),
+        // zlib from Debian's zlib1g-dev, for gzip-compressed pprof files.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation.
-        .target(name: "StackSampler", dependencies: ["CSupport", "CElf", "CLzma"]),
+        .target(name: "StackSampler", dependencies: ["CSupport", "CElf", "CLzma", "CZlib"]),
         // The library constructor of the preload product (C, so it runs before main).
         .target(name: "PreloadEntry", cSettings: engineCFlags),
         .target(name: "StackSamplerPreload", dependencies: ["StackSampler", "PreloadEntry"]),
@@ -35,7 +37,7 @@ let package = Package(
             name: "stacksampler",
             dependencies: ["StackSampler", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler"]),
+        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "CZlib"]),
         .testTarget(name: "EndToEndTests", dependencies: []),
     ]
 )

@@ -90,6 +90,11 @@ public struct Profile: Sendable {
     public var invocations: [Invocation] = []
     /// What invocation tracking kept, left out and lost.
     public var invocationCounts = InvocationCounts()
+    /// The profiled command line, for titles ("" when unknown).
+    public var command = ""
+    /// Whether `configuration`'s mode and period describe the samples; false for a profile
+    /// read from collapsed stacks, whose sampling settings are unknown.
+    public var samplingIsKnown = true
 
     /// Total samples.
     public var sampleCount: Int { stacks.reduce(0) { $0 + $1.count } }

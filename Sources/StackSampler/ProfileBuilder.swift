@@ -48,6 +48,7 @@ enum ProfileBuilder {
         profile.processID = getpid()
         profile.processName = FileIO.readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? ""
         profile.realtimeStartNanoseconds = realtimeNanoseconds(atMonotonic: sampler.startTime)
+        profile.command = commandLine()
         profile.invocations = invocations
         profile.invocationCounts = sampler.invocations?.tracker.counts ?? Profile.InvocationCounts()
         return profile
@@ -77,5 +78,11 @@ enum ProfileBuilder {
         clock_gettime(CLOCK_REALTIME, &now)
         let realtime = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
         return realtime &- (ss_now_ns() &- monotonic)
+    }
+
+    /// This process's command line, arguments separated by spaces.
+    static func commandLine() -> String {
+        let raw = FileIO.readText("/proc/self/cmdline") ?? ""
+        return raw.split(separator: "\0").joined(separator: " ")
     }
 }

@@ -68,19 +68,25 @@ private func writeProfileAtExit() {
     guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid() else { return }
     let profile: Profile
     do { profile = try Profiler.stop() } catch { return }
-    var written = [session.settings.outputPath]
-    do {
-        try profile.write(to: session.settings.outputPath, options: session.settings.options)
-        if let path = session.settings.invocations.outputPath {
+    var written: [String] = []
+    for target in session.settings.outputs {
+        do {
+            try profile.write(to: target.path, format: target.format, options: session.settings.options)
+            written.append(target.path)
+        } catch {
+            report("\(error)")
+        }
+    }
+    if let path = session.settings.invocations.outputPath {
+        do {
             try profile.writeInvocations(to: path, format: session.settings.invocations.format)
             written.append(path)
+        } catch {
+            report("\(error)")
         }
-    } catch {
-        report("\(error)")
-        return
     }
-    guard let summaryPath = session.settings.summaryPath else { return }
-    let text = profile.summary + written.map { "stacksampler: wrote \($0)\n" }.joined()
+    guard !written.isEmpty, let summaryPath = session.settings.summaryPath else { return }
+    let text = profile.summary + "stacksampler: wrote \(written.joined(separator: ", "))\n"
     if summaryPath == "-" {
         writeStandardError(text)
     } else {

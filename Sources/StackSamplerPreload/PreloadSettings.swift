@@ -2,8 +2,9 @@ import Glibc
 import StackSampler
 
 /// Configuration of the preload library, read from the environment:
-/// `STACKSAMPLER_OUTPUT` (required; `%p` becomes the pid), `STACKSAMPLER_PERIOD`,
-/// `STACKSAMPLER_MODE`, `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_PROCESS_ROOT`, `STACKSAMPLER_MAX_DEPTH`,
+/// `STACKSAMPLER_OUTPUT` (required; comma-separated files, `%p` becomes the pid),
+/// `STACKSAMPLER_FORMAT` (else each file's extension), `STACKSAMPLER_PERIOD`, `STACKSAMPLER_MODE`,
+/// `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_PROCESS_ROOT`, `STACKSAMPLER_ICICLE`, `STACKSAMPLER_MAX_DEPTH`,
 /// `STACKSAMPLER_BUFFER_SIZE`, `STACKSAMPLER_SUMMARY` and `STACKSAMPLER_RAW` (`%p` too),
 /// `STACKSAMPLER_DEBUG_ROOT`, `STACKSAMPLER_SPECIALIZATIONS`,
 /// and the invocation variables (`InvocationEnvironment`).
@@ -12,18 +13,20 @@ struct PreloadSettings: Sendable {
     static let outputVariable = "STACKSAMPLER_OUTPUT"
     static let ownerVariable = "STACKSAMPLER_OWNER_PID"
 
-    /// The output path as given, `%p` not yet replaced.
-    var outputPattern: String
+    /// The outputs as given, `%p` not yet replaced.
+    var outputPatterns: [OutputTarget]
     var summaryPattern: String?
     var configuration: ProfilerConfiguration
     var options: ExportOptions
 
-    /// Output path for this process.
-    var outputPath: String { outputPattern.replacingPercentP(with: String(getpid())) }
+    /// The outputs of this process.
+    var outputs: [OutputTarget] {
+        outputPatterns.map { OutputTarget(path: $0.path.replacingPercentP(with: String(getpid())), format: $0.format) }
+    }
     /// Where the summary goes: nil for nowhere, "-" for stderr, else a file (for this process).
     var summaryPath: String? { summaryPattern?.replacingPercentP(with: String(getpid())) }
     /// Whether every process writes a file of its own (the path has `%p`).
-    var isPerProcess: Bool { outputPattern.contains("%p") }
+    var isPerProcess: Bool { outputPatterns.contains { $0.path.contains("%p") } }
     /// Invocation output and stall reports (`STACKSAMPLER_INVOCATIONS`, `STACKSAMPLER_STALL_THRESHOLD`, …).
     var invocations: InvocationEnvironment
 
@@ -66,8 +69,18 @@ struct PreloadSettings: Sendable {
         configuration.symbols.keepsSpecializations = flag("STACKSAMPLER_SPECIALIZATIONS")
         let invocations = try InvocationEnvironment.read(pid: String(getpid()))
         configuration.invocations = invocations.configuration
-        let options = ExportOptions(perThreadRoots: flag("STACKSAMPLER_PER_THREAD"), processRoot: flag("STACKSAMPLER_PROCESS_ROOT"))
-        return PreloadSettings(outputPattern: output, summaryPattern: variable("STACKSAMPLER_SUMMARY"),
+        var format: OutputFormat?
+        if let text = variable("STACKSAMPLER_FORMAT") {
+            guard let named = OutputFormat(rawValue: text) else {
+                throw Problem(message: "STACKSAMPLER_FORMAT=\(text) is not a format; use one of \(OutputFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            format = named
+        }
+        let outputs = output.split(separator: ",").map { OutputTarget(path: String($0), format: format) }
+        guard !outputs.isEmpty else { throw Problem(message: "\(outputVariable)=\(output) names no file; give one or more paths separated by commas") }
+        let options = ExportOptions(perThreadRoots: flag("STACKSAMPLER_PER_THREAD"), processRoot: flag("STACKSAMPLER_PROCESS_ROOT"),
+                                    icicle: flag("STACKSAMPLER_ICICLE"))
+        return PreloadSettings(outputPatterns: outputs, summaryPattern: variable("STACKSAMPLER_SUMMARY"),
                                configuration: configuration, options: options, invocations: invocations)
     }
 

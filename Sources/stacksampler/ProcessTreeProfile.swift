@@ -1,21 +1,15 @@
 import Foundation
+import StackSampler
 
 /// Merges the collapsed-stack profiles of several processes (one file each, every
-/// stack already under its `[name pid=N]` root) into one file.
+/// stack already under its `[name pid=N]` root) into one profile, written to every target.
 enum ProcessTreeProfile {
-    /// Merges every `.folded` file in `directory` into `output`; returns how many processes there were.
-    static func merge(directory: String, into output: String) throws -> Int {
+    /// Merges every `.folded` file in `directory` into `targets`; returns how many processes there were.
+    static func merge(directory: String, into targets: [OutputTarget], options: ExportOptions, command: String) throws -> Int {
         let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".folded") }.sorted()
-        var counts: [String: Int] = [:]
-        for file in files {
-            let text = try String(contentsOfFile: directory + "/" + file, encoding: .utf8)
-            for line in text.split(separator: "\n") {
-                guard let space = line.lastIndex(of: " "), let count = Int(line[line.index(after: space)...]) else { continue }
-                counts[String(line[..<space]), default: 0] += count
-            }
-        }
-        let merged = counts.keys.sorted().map { "\($0) \(counts[$0]!)\n" }.joined()
-        try merged.write(toFile: output, atomically: true, encoding: .utf8)
+        let text = try files.map { try String(contentsOfFile: directory + "/" + $0, encoding: .utf8) }.joined()
+        let profile = try Profile(collapsedStacks: text, command: command)
+        for target in targets { try profile.write(to: target.path, format: target.format, options: options) }
         return files.count
     }
 }

@@ -8,7 +8,7 @@ struct RecordCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
         abstract: "Run a command under the profiler and write its profile.",
-        discussion: "Example: stacksampler record --mode wall --period 1ms -o app.folded -- ./app --flag"
+        discussion: "Example: stacksampler record --mode wall --period 1ms -o app.svg -o app.folded -- ./app --flag"
     )
 
     @Option(help: "cpu (each thread per period of its CPU time) or wall (every thread per period of real time, running or blocked).")
@@ -17,8 +17,8 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Time between two samples of a thread: 10ms, 500us, 1s (from 50us to 60s).")
     var period: String = "10ms"
 
-    @Option(name: [.short, .customLong("output")], help: "Profile to write (collapsed stacks); %p becomes the pid.")
-    var output: String = "stacksampler.folded"
+    /// Where profiles go (`stacksampler.folded` when no `-o` is given); `%p` becomes the pid.
+    @OptionGroup var output: OutputOptions
 
     @Flag(help: "Add a root frame [name tid=N] per thread instead of merging threads.")
     var perThread = false
@@ -48,6 +48,9 @@ struct RecordCommand: ParsableCommand {
         do { _ = try PeriodParser.parse(period) } catch { throw ValidationError("\(error)") }
         guard SamplingMode(rawValue: mode) != nil else { throw ValidationError("\(ProfilerError.invalidMode(mode))") }
         guard (16...1_048_576).contains(bufferSize) else { throw ValidationError("--buffer-size \(bufferSize) is outside 16...1048576 samples") }
+        if let path = output.outputs.first(where: { $0.contains(",") }) {
+            throw ValidationError("output path '\(path)' contains a comma, which separates outputs in STACKSAMPLER_OUTPUT")
+        }
         guard (1...4096).contains(maxDepth) else { throw ValidationError("--max-depth \(maxDepth) is outside 1...4096") }
         if let first = command.first, first.hasPrefix("-"), first != "--" {
             throw ValidationError("unknown option '\(first)'")
@@ -73,7 +76,9 @@ struct RecordCommand: ParsableCommand {
             throw ExitCode(127)
         }
         let library = try PreloadLibrary.locate()
-        let outputPath = URL(fileURLWithPath: output).standardizedFileURL.path
+        let targets = output.targets(fallback: ["stacksampler.folded"]).map {
+            OutputTarget(path: URL(fileURLWithPath: $0.path).standardizedFileURL.path, format: $0.format)
+        }
         let summaryDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("stacksampler-\(getpid())")
         try FileManager.default.createDirectory(at: summaryDirectory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: summaryDirectory) }
@@ -84,8 +89,15 @@ struct RecordCommand: ParsableCommand {
         environment["LD_PRELOAD"] = [library, environment["LD_PRELOAD"]].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
         let processDirectory = summaryDirectory.appendingPathComponent("processes")
         try FileManager.default.createDirectory(at: processDirectory, withIntermediateDirectories: true)
-        environment["STACKSAMPLER_OUTPUT"] = followChildren ? processDirectory.appendingPathComponent("%p.folded").path : outputPath
+        if followChildren {
+            // Each process writes collapsed stacks of its own; they are merged into the targets below.
+            environment["STACKSAMPLER_OUTPUT"] = processDirectory.appendingPathComponent("%p.folded").path
+        } else {
+            environment["STACKSAMPLER_OUTPUT"] = targets.map(\.path).joined(separator: ",")
+            environment["STACKSAMPLER_FORMAT"] = output.format
+        }
         environment["STACKSAMPLER_PROCESS_ROOT"] = followChildren ? "1" : "0"
+        environment["STACKSAMPLER_ICICLE"] = output.icicle ? "1" : nil
         environment["STACKSAMPLER_PERIOD"] = period
         environment["STACKSAMPLER_MODE"] = mode
         environment["STACKSAMPLER_MAX_DEPTH"] = String(maxDepth)
@@ -109,15 +121,16 @@ struct RecordCommand: ParsableCommand {
             printError(summary, raw: true)
         } else {
             let pid = String(child.pid)
-            let target = followChildren ? processDirectory.appendingPathComponent("\(pid).folded").path : outputPath
-            let lines = StreamRecovery.recover(rawPath: rawPattern.replacingOccurrences(of: "%p", with: pid), into: target,
-                                               options: ExportOptions(perThreadRoots: perThread, processRoot: followChildren),
+            let rebuilt = followChildren ? [OutputTarget(path: processDirectory.appendingPathComponent("\(pid).folded").path)] : targets
+            let lines = StreamRecovery.recover(rawPath: rawPattern.replacingOccurrences(of: "%p", with: pid), into: rebuilt,
+                                               options: ExportOptions(perThreadRoots: perThread, processRoot: followChildren, icicle: output.icicle),
                                                symbols: symbolOptions, ending: ending)
             lines.forEach { printError($0) }
         }
         if followChildren {
-            let count = try ProcessTreeProfile.merge(directory: processDirectory.path, into: outputPath)
-            printError("merged the profiles of \(count) processes into \(outputPath)")
+            let count = try ProcessTreeProfile.merge(directory: processDirectory.path, into: targets,
+                                                     options: ExportOptions(icicle: output.icicle), command: arguments.joined(separator: " "))
+            printError("merged the profiles of \(count) processes into \(targets.map(\.path).joined(separator: ", "))")
         }
         if case .signalled = ending { printError("the program \(ending.description)") }
         throw ExitCode(ending.shellStatus)

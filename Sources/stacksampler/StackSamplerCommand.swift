@@ -8,8 +8,8 @@ struct StackSamplerCommand {
     struct Root: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "stacksampler",
-            abstract: "A sampling profiler for Linux programs: run one, get its collapsed stacks.",
-            subcommands: [RecordCommand.self]
+            abstract: "A sampling profiler for Linux programs: record one, get flame graphs, pprof or speedscope profiles.",
+            subcommands: [RecordCommand.self, ReportCommand.self, DiffCommand.self]
         )
     }
 
@@ -24,7 +24,10 @@ struct StackSamplerCommand {
             let code = Root.exitCode(for: error)
             guard code != .success else { Root.exit(withError: error) }
             let message = Root.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
-            FileHandle.standardError.write(Data("stacksampler: \(message) (see 'stacksampler help record')\n".utf8))
+            let subcommand = CommandLine.arguments.dropFirst().first.flatMap { name in
+                Root.configuration.subcommands.contains { $0.configuration.commandName == name } ? " " + name : nil
+            } ?? ""
+            FileHandle.standardError.write(Data("stacksampler: \(message) (see 'stacksampler help\(subcommand)')\n".utf8))
             Foundation.exit(code.rawValue)
         }
     }

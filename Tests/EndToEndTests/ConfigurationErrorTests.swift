@@ -30,6 +30,7 @@ extension EndToEnd {
             BadSetting(variable: "STACKSAMPLER_MODE", value: "sideways"),
             BadSetting(variable: "STACKSAMPLER_INVOCATION_FORMAT", value: "pdf"),
             BadSetting(variable: "STACKSAMPLER_STALL_THRESHOLD", value: "soon"),
+            BadSetting(variable: "STACKSAMPLER_FORMAT", value: "jpeg"),
         ]
 
         /// The CLI usage errors under test.
@@ -38,6 +39,10 @@ extension EndToEnd {
                           mentions: ["period"]),
             BadInvocation(testDescription: "bad mode", arguments: { ["record", "--mode", "sideways", "-o", $0, "--", $1, "0"] },
                           mentions: ["mode"]),
+            BadInvocation(testDescription: "bad format", arguments: { ["record", "--format", "jpeg", "-o", $0, "--", $1, "0"] },
+                          mentions: ["format"]),
+            BadInvocation(testDescription: "comma in an output path", arguments: { ["record", "-o", $0 + ",x.svg", "--", $1, "0"] },
+                          mentions: ["comma"]),
             BadInvocation(testDescription: "missing command", arguments: { profile, _ in ["record", "-o", profile] },
                           mentions: ["command", "missing"]),
             BadInvocation(testDescription: "command not found",

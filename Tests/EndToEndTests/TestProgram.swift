@@ -37,6 +37,8 @@ enum TestProgram: String, CaseIterable, Sendable {
     case invocations
     /// A thread named `blocker` blocks for the given seconds in `blocked_wait`, then says `blocker: woke` on stderr.
     case stall
+    /// Profiles a region of itself through the C API, linked against the preload library.
+    case cAPI = "c_api"
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -56,6 +58,15 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .threads, .deep, .sleepers, .churn, .stall: ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations: ["gcc", "-O2"]
+        case .cAPI: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
+        }
+    }
+
+    /// Libraries to link, after the source.
+    private var libraries: [String] {
+        switch self {
+        case .cAPI: ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Wl,-rpath," + BuildProducts.directory]
+        default: []
         }
     }
 
@@ -87,7 +98,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         let output = bin + "/" + rawValue
         let compiled = self == .stripped ? output + ".unstripped" : output
         let result = try ChildProcess.run(
-            compiler[0], Array(compiler.dropFirst()) + ["-o", compiled, PackagePaths.programs + "/" + source],
+            compiler[0], Array(compiler.dropFirst()) + ["-o", compiled, PackagePaths.programs + "/" + source] + libraries,
             in: bin, timeout: .seconds(300))
         guard result.termination == .exited(0) else {
             throw HarnessError("compiling \(source) failed: \(result)")

@@ -5,15 +5,7 @@ enum FoldedRenderer: ProfileRenderer {
     static func render(_ profile: Profile, options: ExportOptions) -> [UInt8] {
         var counts: [String: Int] = [:]
         for stack in profile.stacks {
-            var names: [String] = []
-            if options.processRoot { names.append("[\(profile.processName) pid=\(profile.processID)]") }
-            if options.perThreadRoots, profile.threads.indices.contains(stack.thread) {
-                let thread = profile.threads[stack.thread]
-                names.append("[\(thread.name) tid=\(thread.id)]")
-            }
-            if stack.isTruncated { names.append("[truncated]") }
-            names.append(contentsOf: stack.addresses.map { profile.name(of: $0) })
-            let line = names.map(sanitized).joined(separator: ";")
+            let line = profile.shownFrames(of: stack, options: options).map { sanitized(profile.name(of: $0)) }.joined(separator: ";")
             counts[line, default: 0] += stack.count
         }
         var text = ""
@@ -23,8 +15,10 @@ enum FoldedRenderer: ProfileRenderer {
         return Array(text.utf8)
     }
 
-    /// A frame name that cannot break the line format.
+    /// A frame name that cannot break the line format (the name itself when it is safe, which
+    /// is nearly always: rebuilding every name costs more than the rest of the export).
     static func sanitized(_ name: String) -> String {
-        String(name.map { $0 == ";" ? ":" : ($0 == "\n" ? " " : $0) })
+        guard name.utf8.contains(where: { $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "\n") }) else { return name }
+        return String(name.map { $0 == ";" ? ":" : ($0 == "\n" ? " " : $0) })
     }
 }

@@ -2,6 +2,12 @@
 public enum OutputFormat: String, Sendable, CaseIterable {
     /// Collapsed stacks, as FlameGraph's stackcollapse tools write them: `root;…;leaf COUNT`.
     case folded
+    /// A self-contained interactive flame graph (SVG with an embedded script).
+    case svg
+    /// pprof's gzip-compressed protobuf, for `go tool pprof` and the tools that read it.
+    case pprof
+    /// speedscope's JSON, one sampled profile per thread.
+    case speedscope
 }
 
 /// Choices that apply to every format.
@@ -10,11 +16,15 @@ public struct ExportOptions: Sendable {
     public var perThreadRoots: Bool
     /// Adds a root frame `[name pid=N]` for the process (to merge the profiles of a process tree).
     public var processRoot: Bool
+    /// Draws flame graphs with the root at the top (an icicle graph).
+    public var icicle: Bool
 
-    /// Creates options; by default threads are merged and no process frame is added.
-    public init(perThreadRoots: Bool = false, processRoot: Bool = false) {
+    /// Creates options; by default threads are merged, no process frame is added and flame
+    /// graphs stand on their root.
+    public init(perThreadRoots: Bool = false, processRoot: Bool = false, icicle: Bool = false) {
         self.perThreadRoots = perThreadRoots
         self.processRoot = processRoot
+        self.icicle = icicle
     }
 }
 
@@ -27,6 +37,9 @@ extension OutputFormat {
     var renderer: any ProfileRenderer.Type {
         switch self {
         case .folded: FoldedRenderer.self
+        case .svg: FlameGraphRenderer.self
+        case .pprof: PprofRenderer.self
+        case .speedscope: SpeedscopeRenderer.self
         }
     }
 }

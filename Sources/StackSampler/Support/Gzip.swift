@@ -1,0 +1,32 @@
+import CZlib
+
+/// gzip compression through zlib (already in every process the preload library is in: libelf
+/// depends on it), for pprof files.
+enum Gzip {
+    /// `bytes` as a gzip member (RFC 1952), at zlib's default level.
+    static func compress(_ bytes: [UInt8]) -> [UInt8] {
+        var stream = z_stream()
+        let windowBitsWithGzipHeader: Int32 = 15 + 16
+        let status = deflateInit2_(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, windowBitsWithGzipHeader, 8,
+                                   Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        precondition(status == Z_OK, "zlib could not start deflating (status \(status)): out of memory")
+        defer { deflateEnd(&stream) }
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        bytes.withUnsafeBufferPointer { source in
+            stream.next_in = source.baseAddress.map { UnsafeMutablePointer(mutating: $0) }  // zlib only reads it
+            stream.avail_in = uInt(source.count)
+            var result = Z_OK
+            repeat {
+                chunk.withUnsafeMutableBufferPointer { target in
+                    stream.next_out = target.baseAddress
+                    stream.avail_out = uInt(target.count)
+                    result = deflate(&stream, Z_FINISH)
+                }
+                output.append(contentsOf: chunk[0..<(chunk.count - Int(stream.avail_out))])
+            } while result == Z_OK
+            precondition(result == Z_STREAM_END, "zlib deflate failed with status \(result)")
+        }
+        return output
+    }
+}

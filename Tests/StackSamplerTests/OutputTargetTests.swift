@@ -1,0 +1,20 @@
+import Testing
+import StackSampler
+
+@Suite struct OutputTargetTests {
+    @Test(arguments: [
+        ("a.folded", OutputFormat.folded), ("dir.v2/a.collapsed", .folded), ("A.SVG", .svg),
+        ("p.pb.gz", .pprof), ("p.pprof", .pprof), ("s.speedscope.json", .speedscope),
+    ])
+    func extensionNamesTheFormat(path: String, format: OutputFormat) {
+        #expect(OutputFormat(path: path) == format)
+        #expect(OutputTarget(path: path).format == format)
+    }
+
+    @Test func unknownExtensionsFallBackToFoldedAndAnExplicitFormatWins() {
+        #expect(OutputFormat(path: "profile.json") == nil)
+        #expect(OutputFormat(path: "profile.gz") == nil)
+        #expect(OutputTarget(path: "profile.txt").format == .folded)
+        #expect(OutputTarget(path: "profile.folded", format: .svg).format == .svg)
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+@testable import StackSampler
+
+@Suite struct SpeedscopeRendererTests {
+    /// The rendered profile parsed as JSON.
+    private func document(_ profile: Profile) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(profile.rendered(as: .speedscope))) as? [String: Any])
+    }
+
+    @Test func hasTheSchemasRequiredFieldsAndOneSampledProfilePerThread() throws {
+        let profile = handMadeProfile()
+        let json = try document(profile)
+        #expect(json["$schema"] as? String == "https://www.speedscope.app/file-format-schema.json")
+        #expect(json["exporter"] is String)
+        #expect(json["name"] is String)
+        let frames = try #require((json["shared"] as? [String: Any])?["frames"] as? [[String: Any]])
+        #expect(frames.allSatisfy { $0["name"] is String })
+        let profiles = try #require(json["profiles"] as? [[String: Any]])
+        #expect(profiles.compactMap { $0["name"] as? String }.sorted() == profile.threads.map { "\($0.name) tid=\($0.id)" }.sorted())
+        let period = Int(profile.configuration.periodNanoseconds)
+        for (entry, thread) in zip(profiles, profile.threads) {
+            #expect(entry["type"] as? String == "sampled")
+            #expect(entry["unit"] as? String == "nanoseconds")
+            #expect(entry["startValue"] as? Int == 0)
+            let samples = try #require(entry["samples"] as? [[Int]])
+            let weights = try #require(entry["weights"] as? [Int])
+            #expect(samples.count == weights.count)
+            #expect(samples.joined().allSatisfy { frames.indices.contains($0) })
+            #expect(weights.reduce(0, +) == thread.samples * period)
+            #expect(entry["endValue"] as? Int == weights.reduce(0, +))
+        }
+    }
+
+    @Test func samplesAreRootFirstAndMatchTheFoldedStacks() throws {
+        let profile = handMadeProfile()
+        let json = try document(profile)
+        let frames = try #require((json["shared"] as? [String: Any])?["frames"] as? [[String: Any]]).map { $0["name"] as! String }
+        let profiles = try #require(json["profiles"] as? [[String: Any]])
+        var lines: [String: Int] = [:]
+        let period = Int(profile.configuration.periodNanoseconds)
+        for entry in profiles {
+            let root = "[" + (entry["name"] as! String) + "]"
+            for (stack, weight) in zip(entry["samples"] as! [[Int]], entry["weights"] as! [Int]) {
+                lines[([root] + stack.map { frames[$0] }).joined(separator: ";"), default: 0] += weight / period
+            }
+        }
+        var expected: [String: Int] = [:]
+        for stack in profile.stacks {
+            let thread = profile.threads[stack.thread]
+            let names = ["[\(thread.name) tid=\(thread.id)]"] + (stack.isTruncated ? ["[truncated]"] : []) + stack.addresses.map(profile.name(of:))
+            expected[names.joined(separator: ";"), default: 0] += stack.count
+        }
+        #expect(lines == expected)
+    }
+
+    @Test func importedProfilesWeighSamplesByCount() throws {
+        let json = try document(Profile(collapsedStacks: "a;b 3\na 2", command: "x.folded"))
+        let entry = try #require((json["profiles"] as? [[String: Any]])?.first)
+        #expect(entry["unit"] as? String == "none")
+        #expect((entry["weights"] as? [Int])?.reduce(0, +) == 5)
+    }
+}
