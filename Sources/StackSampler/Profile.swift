@@ -41,7 +41,7 @@ public struct Profile: Sendable {
         public var unwindFailures = 0
         /// Kept with only the leaf frame: the unwinder read unmapped memory (a corrupt or foreign stack).
         public var unwindFaults = 0
-        /// Wall-mode ticks the sampler thread was too late for.
+        /// Wall-mode ticks the sampler thread woke too late for; each was counted with the stacks found when it woke.
         public var missedTicks = 0
         /// Signals of the profiler's signal number that were not the profiler's own: passed to the program's handler.
         public var foreignSignals = 0

@@ -29,8 +29,14 @@ final class SamplerThread: @unchecked Sendable {
     /// Wall mode: each thread's CPU time when its stack was last known (the end of its last
     /// sample's handler, or a tick that found it unchanged).
     private var cpuWhenStackKnown: [Int32: Int64] = [:]
-    /// Wall mode: when each thread was signalled, until its sample arrives (never two at once).
-    private var signalOutstanding: [Int32: UInt64] = [:]
+    /// Wall mode: a signal sent and its sample not yet arrived (never two at once), and the ticks
+    /// that passed meanwhile. The thread cannot move before its handler runs, so those ticks
+    /// are owed to the stack that sample will carry.
+    private struct OutstandingSignal {
+        var sentAt: UInt64
+        var owedTicks = 0
+    }
+    private var signalOutstanding: [Int32: OutstandingSignal] = [:]
     private var lastMaskCheck: UInt64 = 0
     /// Wall mode: where each thread was blocked when last looked at (see `isStill`).
     private var blockedAtLastTick: [Int32: String] = [:]
@@ -108,20 +114,21 @@ final class SamplerThread: @unchecked Sendable {
         while !stopRequested.load(ordering: .acquiring) {
             sleep(until: nextWake)
             let now = ss_now_ns()
+            // Ticks due since the last one: more than one when this thread was kept off the CPU.
+            let due = now >= nextWake ? Int((now - nextWake) / interval) + 1 : 1
             ss_module_cache_refresh()
             drain()
             if now &- lastScan >= Self.scanIntervalNanoseconds {
                 scanThreads(initial: false)
                 lastScan = now
             }
-            if configuration.mode == .wall { tick(at: now) }
+            if configuration.mode == .wall {
+                tick(at: now, due: due)
+                missedTicks += due - 1
+            }
             stream?.flushIfDue(now: now, threads: aggregator.threads, losses: losses(aggregator))
             invocations?.reportStalls(threads: aggregator.threads)
-            nextWake += interval
-            if nextWake <= now {
-                if configuration.mode == .wall { missedTicks += Int((now - nextWake) / interval) + 1 }
-                nextWake = now + interval
-            }
+            nextWake += UInt64(due) * interval
         }
         ownCPUNanoseconds = UInt64(max(0, ss_thread_cpu_time_ns(ss_current_tid())))
     }
@@ -133,10 +140,15 @@ final class SamplerThread: @unchecked Sendable {
 
     private func drain() {
         while let sample = ss_buffer_peek() {
+            let tid = sample.pointee.tid
             let stack = aggregator.record(sample)
-            if sample.pointee.cpu_ns >= 0 { cpuWhenStackKnown[sample.pointee.tid] = sample.pointee.cpu_ns }
-            signalOutstanding[sample.pointee.tid] = nil
+            if sample.pointee.cpu_ns >= 0 { cpuWhenStackKnown[tid] = sample.pointee.cpu_ns }
             stream?.sample(stack, at: sample.pointee.time_ns, threads: aggregator.threads)
+            for _ in 0..<(signalOutstanding.removeValue(forKey: tid)?.owedTicks ?? 0) {
+                if let owed = aggregator.repeatLast(tid, at: sample.pointee.time_ns) {
+                    stream?.sample(owed, at: sample.pointee.time_ns, threads: aggregator.threads)
+                }
+            }
             invocations?.record(sample, thread: stack.thread)
             ss_buffer_advance()
         }
@@ -194,15 +206,19 @@ final class SamplerThread: @unchecked Sendable {
     /// half a period and is blocked where it was is counted again too. Every other thread is
     /// signalled, unless its last signal has not produced its sample yet; where it is blocked
     /// then is remembered, so a sleeper is signalled while asleep only to learn where it sleeps.
-    private func tick(at now: UInt64) {
+    /// `due` ticks are counted: more than one after a late wake, each with the stack found now.
+    private func tick(at now: UInt64, due: Int) {
         let partRun = Int64(configuration.periodNanoseconds / 2)
         for tid in attachedThreads() {
-            if let sent = signalOutstanding[tid], now &- sent < Self.outstandingSignalNanoseconds { continue }
+            if let sent = signalOutstanding[tid]?.sentAt, now &- sent < Self.outstandingSignalNanoseconds {
+                signalOutstanding[tid]?.owedTicks += due
+                continue
+            }
             let cpu = ss_thread_cpu_time_ns(tid)
             guard cpu >= 0 else { continue }
             guard let known = cpuWhenStackKnown[tid], aggregator.hasStack(tid) else {
                 blockedAtLastTick[tid] = ThreadDirectory.blockedPosition(of: tid)
-                signal(tid, at: now)
+                signal(tid, at: now, due: due)
                 continue
             }
             let used = cpu - known
@@ -211,20 +227,22 @@ final class SamplerThread: @unchecked Sendable {
             if used >= partRun { blockedAtLastTick[tid] = nil }
             if used < Self.unmovedNanoseconds || (used < partRun && isStill(tid)) {
                 cpuWhenStackKnown[tid] = cpu
-                if let stack = aggregator.repeatLast(tid, at: now) {
+                for _ in 0..<due {
+                    guard let stack = aggregator.repeatLast(tid, at: now) else { break }
                     stream?.sample(stack, at: now, threads: aggregator.threads)
                     invocations?.repeatLast(thread: stack.thread, at: now)
                 }
                 continue
             }
-            signal(tid, at: now)
+            signal(tid, at: now, due: due)
         }
     }
 
-    private func signal(_ tid: Int32, at now: UInt64) {
+    /// Signals `tid` for a sample that stands for `due` ticks.
+    private func signal(_ tid: Int32, at now: UInt64, due: Int) {
         if ss_signal_thread(tid) == 0 {
             signalsSent += 1
-            signalOutstanding[tid] = now
+            signalOutstanding[tid] = OutstandingSignal(sentAt: now, owedTicks: due - 1)
         }
     }
 }
