@@ -16,6 +16,10 @@
 
 extern ss_config ss_active_config;
 
+/* next_symbol.c: the definition of `name` that this library's own interposes
+ * (libc's), looked up once and kept in `cache`. NULL if there is none. */
+void *ss_next_symbol(const char *name, void *_Atomic *cache);
+
 /* sample_buffer.c */
 int ss_buffer_create(uint32_t slots, uint32_t max_frames);
 void ss_buffer_reset(void);          /* forked child: empty, no reader or writer running */

@@ -14,7 +14,6 @@
 #define _GNU_SOURCE
 #include "engine_internal.h"
 
-#include <dlfcn.h>
 #include <link.h>
 #include <sched.h>
 
@@ -38,13 +37,8 @@ static _Atomic uint64_t generation;
 SS_TLS int ss_tls_in_handler;
 
 static dl_iterate_phdr_fn real_dl_iterate_phdr(void) {
-    static _Atomic(dl_iterate_phdr_fn) real;
-    dl_iterate_phdr_fn found = atomic_load(&real);
-    if (!found) {
-        found = (dl_iterate_phdr_fn)dlsym(RTLD_NEXT, "dl_iterate_phdr");
-        atomic_store(&real, found);
-    }
-    return found;
+    static void *_Atomic real;
+    return (dl_iterate_phdr_fn)ss_next_symbol("dl_iterate_phdr", &real);
 }
 
 typedef struct {

@@ -10,7 +10,6 @@
 #define _GNU_SOURCE
 #include "engine_internal.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,13 +30,8 @@ typedef struct {
 static virtualized_signal virtualized[VIRTUALIZED_CAPACITY];
 
 static sigaction_fn resolve_real_sigaction(void) {
-    static _Atomic(sigaction_fn) real;
-    sigaction_fn found = atomic_load(&real);
-    if (!found) {
-        found = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
-        atomic_store(&real, found);
-    }
-    return found;
+    static void *_Atomic real;
+    return (sigaction_fn)ss_next_symbol("sigaction", &real);
 }
 
 int ss_real_sigaction(int signo, const struct sigaction *action, struct sigaction *previous) {

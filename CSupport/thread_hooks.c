@@ -7,7 +7,6 @@
 #define _GNU_SOURCE
 #include "engine_internal.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -21,13 +20,8 @@ typedef struct {
 } thread_start;
 
 static pthread_create_fn real_pthread_create(void) {
-    static _Atomic(pthread_create_fn) real;
-    pthread_create_fn found = atomic_load(&real);
-    if (!found) {
-        found = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
-        atomic_store(&real, found);
-    }
-    return found;
+    static void *_Atomic real;
+    return (pthread_create_fn)ss_next_symbol("pthread_create", &real);
 }
 
 static void *stacksampler_thread_trampoline(void *opaque) {
