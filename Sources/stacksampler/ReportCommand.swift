@@ -14,7 +14,7 @@ struct ReportCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "Collapsed stacks to read ('-' for standard input).")
+    @Argument(help: "Collapsed stacks, or a raw recording (STACKSAMPLER_RAW), to read ('-' for standard input).")
     var input: String
 
     @OptionGroup var output: OutputOptions
@@ -69,7 +69,9 @@ struct ReportCommand: ParsableCommand {
         }
     }
 
-    /// The profile in the collapsed stacks at `path` ('-': standard input), titled with the path.
+    /// The profile at `path` ('-': standard input), titled with the path: collapsed stacks, or a
+    /// raw recording (`STACKSAMPLER_RAW`) symbolized here, with a warning for each module whose
+    /// build id differs from the one recorded.
     static func readProfile(_ path: String) throws -> Profile {
         let data: Data
         if path == "-" {
@@ -79,6 +81,16 @@ struct ReportCommand: ParsableCommand {
                 throw ValidationErrorText("cannot read \(path): \(String(cString: strerror(errno)))")
             }
             data = contents
+        }
+        if RawRecording.isRecording(data) {
+            do {
+                let recording = try RawRecording(bytes: [UInt8](data), toleratingTruncatedTail: true)
+                let (profile, warnings) = Profile.fromRecording(recording)
+                warnings.forEach { printError("\(path): \($0)") }
+                return profile
+            } catch {
+                throw ValidationErrorText("\(path): \(error)")
+            }
         }
         do {
             return try Profile(collapsedStacks: String(decoding: data, as: UTF8.self), command: path)

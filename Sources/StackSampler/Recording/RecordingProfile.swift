@@ -8,6 +8,11 @@ extension Profile {
 }
 
 extension RawRecording {
+    /// Whether `bytes` start like a raw recording (as opposed to, say, collapsed stacks).
+    public static func isRecording(_ bytes: some Collection<UInt8>) -> Bool {
+        bytes.starts(with: RawFormat.magic)
+    }
+
     /// Reads the recording at `path` (see `init(bytes:toleratingTruncatedTail:)`).
     public init(contentsOf path: String, toleratingTruncatedTail: Bool = false) throws(RawFormatError) {
         guard let bytes = FileIO.readBytes(path) else {
