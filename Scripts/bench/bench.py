@@ -160,6 +160,14 @@ def children_cpu_seconds():
     return usage.ru_utime + usage.ru_stime + mine.ru_utime + mine.ru_stime
 
 
+def meter_round_load(start):
+    """Cores kept busy by other processes since `start` (from cpu_busy_seconds,
+    children_cpu_seconds, time.monotonic)."""
+    busy, ours, wall = start
+    other = (cpu_busy_seconds() - busy) - (children_cpu_seconds() - ours)
+    return round(max(0.0, other) / max(time.monotonic() - wall, 1e-9), 2)
+
+
 class LoadMeter:
     """Average number of cores kept busy by processes other than ours during a phase."""
 
@@ -174,6 +182,34 @@ class LoadMeter:
         self.result = {"seconds": round(wall, 1), "other_cores": round(max(0.0, other) / max(wall, 1e-9), 2),
                        "loadavg_start": self.load_start, "loadavg_end": os.getloadavg()[0]}
         return False
+
+
+class QuietGate:
+    """Waits, before a round, until other processes leave the cores alone (they share this
+    machine: builds, tests), within a total budget of waiting for the phase. Rounds run all
+    the same when the budget is spent; their load is recorded and reported."""
+
+    def __init__(self, max_wait, threshold=0.25):
+        self.left, self.threshold, self.waited = max_wait, threshold, 0.0
+
+    @staticmethod
+    def other_load(seconds=0.5):
+        busy = cpu_busy_seconds()
+        time.sleep(seconds)
+        return (cpu_busy_seconds() - busy) / seconds  # we are idle meanwhile: all of it is others'
+
+    def wait(self):
+        load = self.other_load()
+        announced = False
+        while load > self.threshold and self.left > 0:
+            if not announced:
+                log(f"waiting for other processes to quieten ({load:.2f} cores busy; {self.left:.0f} s of waiting left)")
+                announced = True
+            time.sleep(2)
+            self.left -= 2.5
+            self.waited += 2.5
+            load = self.other_load()
+        return load
 
 
 # ---------------------------------------------------------------------------------------------
@@ -332,6 +368,7 @@ def cmd_slowdown(args):
     configs = configurations(args.lib, tmp)
     names = list(configs)
     results = {}
+    gate = QuietGate(args.max_wait)
     selected = args.workloads.split(",") if args.workloads else list(workloads(args.bins))
     for wname in selected:
         desc, build, _ = workloads(args.bins)[wname]
@@ -339,10 +376,13 @@ def cmd_slowdown(args):
         runs = {c: [] for c in names}
         summaries = {c: [] for c in names if c.startswith("ss-")}
         reference = None
+        round_loads = []
         with LoadMeter() as meter:
             for r in range(args.rounds):
+                gate.wait()
                 # Rotate the order each round, so that no configuration always follows another.
                 order = names[r % len(names):] + names[:r % len(names)]
+                round_start = (cpu_busy_seconds(), children_cpu_seconds(), time.monotonic())
                 for c in order:
                     tag = f"{wname}-{c}-{r}"
                     cargv, env, produced = configs[c][1](argv, tag)
@@ -361,10 +401,12 @@ def cmd_slowdown(args):
                     for leftover in (produced, out, err):
                         if leftover and os.path.exists(leftover) and not leftover.endswith(".summary"):
                             os.remove(leftover)
+                round_loads.append(meter_round_load(round_start))
                 base = runs["none"][-1]["wall"]
                 log(f"slowdown: {wname} round {r + 1}/{args.rounds}: " + ", ".join(
                     f"{c} {runs[c][-1]['wall'] / base:.3f}" for c in names if c != "none"))
-        results[wname] = {"description": desc, "argv": argv, "runs": runs, "summaries": summaries, "load": meter.result}
+        results[wname] = {"description": desc, "argv": argv, "runs": runs, "summaries": summaries, "load": meter.result,
+                          "round_loads": round_loads, "waited_seconds": gate.waited}
         log(f"slowdown: {wname}: other processes kept {meter.result['other_cores']} cores busy on average")
         save(args.work, "slowdown.json", results)  # after each workload, so a late failure keeps the rest
     save(args.work, "slowdown.json", results)
@@ -379,8 +421,10 @@ def cmd_attribution(args):
     argv = [binary, str(sizes["split"]["attribution_work"])]
     chosen = [("ss-cpu-100", "ss"), ("ss-wall-100", "ss"), ("gp-100", "gp"), ("perf-100", "perf")]
     results = {c: [] for c, _ in chosen}
+    gate = QuietGate(args.max_wait)
     with LoadMeter() as meter:
         for r in range(args.repeats):
+            gate.wait()
             for c, kind in chosen:
                 tag = f"attr-{c}-{r}"
                 cargv, env, produced = configs[c][1](argv, tag)
@@ -532,11 +576,15 @@ def cmd_report(args):
       f"scheduler tick HZ ≈ {m['hz_estimate']} (a CPU-clock timer at 50 µs fired {m['hz_measured']:.0f} times per CPU-second)")
     t = m["tools"]
     w(f"- **Tools:** {t['swift']}; {t['gcc']}; {t['perf']}; gperftools {t['gperftools']}; {t['hyperfine']}")
-    loads = [f"{k} {v['load']['other_cores']}" for k, v in slow.items()]
+    loads = [f"{k} {v['load']['other_cores']} (per round {min(v.get('round_loads') or [0])}–{max(v.get('round_loads') or [0])})"
+             for k, v in slow.items()]
+    waited = sum(v.get("waited_seconds", 0) for v in slow.values())
     w(f"- **Concurrent load** (cores kept busy by other processes, averaged over each phase, from /proc/stat "
       f"minus this benchmark's own CPU): slowdown runs: {', '.join(loads)}; attribution {attr['load']['other_cores']}; "
       f"start-up {start['load']['other_cores']}. On 2 cores anything above ~0.1 makes the absolute times noisy; "
-      "the ratios come from interleaved runs, and the A/A row shows the noise floor.")
+      "the ratios come from interleaved runs, and the A/A row shows the noise floor. "
+      f"Before each round the script waited for the other processes to leave the cores (at most a set budget): "
+      f"{waited:.0f} s of waiting in the slowdown phase.")
     w("")
 
     w("## Slowdown (wall time with the profiler ÷ without, fixed work)")
@@ -737,6 +785,7 @@ def main():
     p.add_argument("--chunks", type=int, default=3, help="alternating hyperfine batches (start-up)")
     p.add_argument("--slow-runs", type=int, default=15, help="runs of perf record /bin/true (start-up)")
     p.add_argument("--workloads", help="comma-separated subset (slowdown)")
+    p.add_argument("--max-wait", type=float, default=0, help="seconds this phase may wait in all for a quiet machine")
     p.add_argument("--output", default="BENCHMARKS.md")
     args = p.parse_args()
     if args.lib:
