@@ -5,6 +5,10 @@
  * only when its sequence equals `pos`; the reader may take it when the
  * sequence is `pos + 1`. A full buffer drops the sample and counts it: the
  * handler never waits for the reader.
+ *
+ * Each slot stores its sequence minus its index: a fresh page of zeros is an
+ * empty buffer, so nothing is written at start and memory is touched only as
+ * samples arrive (a full sequence initialisation touched all ~9 MB up front).
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
@@ -12,7 +16,7 @@
 #include <sys/mman.h>
 
 typedef struct {
-    _Atomic uint64_t sequence;
+    _Atomic uint64_t sequence; /* minus the slot's index */
     uint64_t pad;
     ss_sample sample; /* followed by the frames */
 } slot_header;
@@ -28,6 +32,15 @@ static slot_header *slot_at(uint64_t position) {
     return (slot_header *)(slots_base + (position % slot_count) * slot_bytes);
 }
 
+/* The sequence of the slot that holds `position`. */
+static uint64_t sequence_at(uint64_t position, memory_order order) {
+    return atomic_load_explicit(&slot_at(position)->sequence, order) + position % slot_count;
+}
+
+static void set_sequence(uint64_t position, uint64_t sequence) {
+    atomic_store_explicit(&slot_at(position)->sequence, sequence - position % slot_count, memory_order_release);
+}
+
 int ss_buffer_create(uint32_t slots, uint32_t max_frames) {
     if (slots == 0 || max_frames == 0) return SS_ERR_BAD_CONFIG;
     size_t bytes = sizeof(slot_header) + sizeof(uintptr_t) * ((size_t)max_frames + SS_SKIP_HEADROOM + 1);
@@ -37,7 +50,6 @@ int ss_buffer_create(uint32_t slots, uint32_t max_frames) {
     slots_base = memory;
     slot_bytes = bytes;
     slot_count = slots;
-    for (uint64_t i = 0; i < slot_count; i++) atomic_store_explicit(&slot_at(i)->sequence, i, memory_order_relaxed);
     atomic_store(&write_position, 0);
     read_position = 0;
     return SS_OK;
@@ -45,7 +57,7 @@ int ss_buffer_create(uint32_t slots, uint32_t max_frames) {
 
 void ss_buffer_reset(void) {
     if (!slots_base) return;
-    for (uint64_t i = 0; i < slot_count; i++) atomic_store_explicit(&slot_at(i)->sequence, i, memory_order_relaxed);
+    madvise(slots_base, slot_bytes * slot_count, MADV_DONTNEED); /* back to zero pages: all empty */
     atomic_store(&write_position, 0);
     read_position = 0;
 }
@@ -54,7 +66,7 @@ ss_sample *ss_buffer_claim(void) {
     uint64_t position = atomic_load_explicit(&write_position, memory_order_relaxed);
     for (;;) {
         slot_header *slot = slot_at(position);
-        uint64_t sequence = atomic_load_explicit(&slot->sequence, memory_order_acquire);
+        uint64_t sequence = sequence_at(position, memory_order_acquire);
         if (sequence == position) {
             if (atomic_compare_exchange_weak_explicit(&write_position, &position, position + 1,
                                                       memory_order_relaxed, memory_order_relaxed))
@@ -74,20 +86,19 @@ static slot_header *header_of(ss_sample *sample) {
 
 void ss_buffer_publish(ss_sample *sample) {
     slot_header *slot = header_of(sample);
-    uint64_t position = atomic_load_explicit(&slot->sequence, memory_order_relaxed);
-    atomic_store_explicit(&slot->sequence, position + 1, memory_order_release);
+    /* The slot's stored value is unchanged since the claim: bump it by one. */
+    uint64_t stored = atomic_load_explicit(&slot->sequence, memory_order_relaxed);
+    atomic_store_explicit(&slot->sequence, stored + 1, memory_order_release);
 }
 
 const ss_sample *ss_buffer_peek(void) {
     if (!slots_base) return NULL;
-    slot_header *slot = slot_at(read_position);
-    uint64_t sequence = atomic_load_explicit(&slot->sequence, memory_order_acquire);
-    return sequence == read_position + 1 ? &slot->sample : NULL;
+    uint64_t sequence = sequence_at(read_position, memory_order_acquire);
+    return sequence == read_position + 1 ? &slot_at(read_position)->sample : NULL;
 }
 
 void ss_buffer_advance(void) {
-    slot_header *slot = slot_at(read_position);
-    atomic_store_explicit(&slot->sequence, read_position + slot_count, memory_order_release);
+    set_sequence(read_position, read_position + slot_count);
     read_position++;
 }
 

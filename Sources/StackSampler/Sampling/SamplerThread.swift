@@ -6,14 +6,18 @@ import Synchronization
 /// discovers new and exited threads (attaching and detaching their timers) and,
 /// in wall mode, sends the samples on an absolute schedule.
 final class SamplerThread: @unchecked Sendable {
-    private static let scanIntervalNanoseconds: UInt64 = 20_000_000
+    /// How often /proc/self/task is read: threads created with pthread_create are attached by
+    /// the hook before they run, so the scan finds the others and the ones that exited.
+    private static let scanIntervalNanoseconds: UInt64 = 100_000_000
     /// CPU time a thread can use without having moved: returning from the handler into the call
     /// it was in. More than that may be the end of its work before it blocked somewhere else, so
     /// it is then checked against where it is blocked (`isStill`).
     private static let unmovedNanoseconds: Int64 = 5_000
     /// A signal whose sample has not arrived by then is taken as lost (dropped, or a thread that blocks it).
     private static let outstandingSignalNanoseconds: UInt64 = 100_000_000
-    private static let cpuModeDrainIntervalNanoseconds: UInt64 = 5_000_000
+    /// In cpu mode the sampler only drains: at most HZ samples per thread per second arrive,
+    /// so 20 ms of them fit the default buffer for some 800 busy threads.
+    private static let cpuModeDrainIntervalNanoseconds: UInt64 = 20_000_000
     /// How often each thread's signal mask is checked (a thread that blocks the signal is never sampled).
     private static let maskCheckIntervalNanoseconds: UInt64 = 500_000_000
 
@@ -108,7 +112,7 @@ final class SamplerThread: @unchecked Sendable {
     private func run() {
         ss_thread_exclude_current()
         ownTID.store(ss_current_tid(), ordering: .relaxed)
-        let interval = configuration.mode == .wall ? configuration.periodNanoseconds : min(configuration.periodNanoseconds, Self.cpuModeDrainIntervalNanoseconds)
+        let interval = configuration.mode == .wall ? configuration.periodNanoseconds : Self.cpuModeDrainIntervalNanoseconds
         var nextWake = ss_now_ns() + interval
         var lastScan = ss_now_ns()
         while !stopRequested.load(ordering: .acquiring) {
@@ -180,12 +184,14 @@ final class SamplerThread: @unchecked Sendable {
         }
     }
 
-    private func attachedThreads() -> [Int32] {
-        var tids = [Int32](repeating: 0, count: 256)
+    /// Reused by every tick, so that a wall tick allocates nothing.
+    private var attachedBuffer = [Int32](repeating: 0, count: 256)
+
+    private func attachedThreads() -> ArraySlice<Int32> {
         while true {
-            let count = ss_thread_list(&tids, tids.count)
-            if count <= tids.count { return Array(tids[0..<count]) }
-            tids = [Int32](repeating: 0, count: count * 2)
+            let count = ss_thread_list(&attachedBuffer, attachedBuffer.count)
+            if count <= attachedBuffer.count { return attachedBuffer[0..<count] }
+            attachedBuffer = [Int32](repeating: 0, count: count * 2)
         }
     }
 
