@@ -1,6 +1,14 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// The library and the preload library are loaded into every profiled process: they import
+/// neither Swift Concurrency nor string processing, so those runtime libraries (and
+/// libdispatch) are not loaded into the target.
+let lightSwift: [SwiftSetting] = [.unsafeFlags([
+    "-Xfrontend", "-disable-implicit-concurrency-module-import",
+    "-Xfrontend", "-disable-implicit-string-processing-module-import",
+])]
+
 /// Warnings on and C11 for the C engine; the engine builds clean under these.
 let engineCFlags: [CSetting] = [.unsafeFlags(["-std=c11", "-Wall", "-Wextra", "-fno-omit-frame-pointer"])]
 
@@ -29,10 +37,10 @@ let package = Package(
         // zlib from Debian's zlib1g-dev, for gzip-compressed pprof files.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation.
-        .target(name: "StackSampler", dependencies: ["CSupport", "CElf", "CLzma", "CZlib"]),
+        .target(name: "StackSampler", dependencies: ["CSupport", "CElf", "CLzma", "CZlib"], swiftSettings: lightSwift),
         // The library constructor of the preload product (C, so it runs before main).
         .target(name: "PreloadEntry", cSettings: engineCFlags),
-        .target(name: "StackSamplerPreload", dependencies: ["StackSampler", "PreloadEntry"]),
+        .target(name: "StackSamplerPreload", dependencies: ["StackSampler", "PreloadEntry"], swiftSettings: lightSwift),
         .executableTarget(
             name: "stacksampler",
             dependencies: ["StackSampler", .product(name: "ArgumentParser", package: "swift-argument-parser")]

@@ -26,7 +26,7 @@ struct PreloadSettings: Sendable {
     /// Where the summary goes: nil for nowhere, "-" for stderr, else a file (for this process).
     var summaryPath: String? { summaryPattern?.replacingPercentP(with: String(getpid())) }
     /// Whether every process writes a file of its own (the path has `%p`).
-    var isPerProcess: Bool { outputPatterns.contains { $0.path.contains("%p") } }
+    var isPerProcess: Bool { outputPatterns.contains { $0.path.hasPercentP } }
     /// Invocation output and stall reports (`STACKSAMPLER_INVOCATIONS`, `STACKSAMPLER_STALL_THRESHOLD`, …).
     var invocations: InvocationEnvironment
 
@@ -95,6 +95,11 @@ struct PreloadSettings: Sendable {
 }
 
 extension String {
+    /// Whether the string has a `%p` for the pid.
+    var hasPercentP: Bool {
+        split(separator: "%", omittingEmptySubsequences: false).dropFirst().contains { $0.hasPrefix("p") }
+    }
+
     /// The string with every `%p` replaced by `pid`.
     func replacingPercentP(with pid: String) -> String {
         var result = ""

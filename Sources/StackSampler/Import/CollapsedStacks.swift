@@ -75,7 +75,7 @@ extension Profile {
 
     /// The thread of a `[name tid=N]` root frame.
     private static func threadRoot(_ frame: Substring) -> (name: String, id: Int32)? {
-        guard frame.first == "[", frame.last == "]", let marker = frame.ranges(of: " tid=").last,
+        guard frame.first == "[", frame.last == "]", let marker = frame.lastRange(of: " tid="),
               let id = Int32(frame[marker.upperBound..<frame.index(before: frame.endIndex)])
         else { return nil }
         return (String(frame[frame.index(after: frame.startIndex)..<marker.lowerBound]), id)
@@ -84,8 +84,8 @@ extension Profile {
     /// The kind of code a demangled name most likely is, for colours: kernel frames
     /// (`_[k]` suffix of perf and async-profiler) and `module+0x…` or `[…]` names are unknown.
     static func kind(ofName name: Substring) -> FrameKind {
-        if name.hasSuffix("_[k]") || name.first == "[" || name.contains("+0x") { return .unknown }
-        if name.hasPrefix("_Z") || name.contains("::") { return .cpp }
+        if name.hasSuffix("_[k]") || name.first == "[" || name.containsText("+0x") { return .unknown }
+        if name.hasPrefix("_Z") || name.containsText("::") { return .cpp }
         if name.hasPrefix("$s") || name.hasPrefix("_$s") { return .swift }
         for prefix in ["closure #", "specialized ", "partial apply for ", "merged ", "protocol witness for "] where name.hasPrefix(prefix) {
             return .swift

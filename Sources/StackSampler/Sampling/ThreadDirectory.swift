@@ -9,7 +9,7 @@ enum ThreadDirectory {
     static func blocks(_ tid: Int32, signal signo: Int32) -> Bool? {
         guard let status = FileIO.readText("/proc/self/task/\(tid)/status", limit: 8192),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
-              let mask = UInt64(line.dropFirst("SigBlk:".count).trimmingPrefix(while: { $0 == " " || $0 == "\t" }), radix: 16)
+              let mask = UInt64(line.dropFirst("SigBlk:".count).drop(while: { $0 == " " || $0 == "\t" }), radix: 16)
         else { return nil }
         return signo >= 1 && signo <= 64 && mask & (UInt64(1) << UInt64(signo - 1)) != 0
     }
