@@ -61,13 +61,14 @@ void ss_handler_histogram(uint64_t *buckets) {
         buckets[i] = atomic_load_explicit(&handler_histogram[i], memory_order_relaxed);
 }
 
-static void record_sample(const ucontext_t *context) {
+static void record_sample(const ucontext_t *context, const siginfo_t *info) {
     ss_sample *sample = ss_buffer_claim();
     if (!sample) return;
     uint64_t entered = ss_now_ns();
     sample->time_ns = entered;
     sample->tid = ss_current_tid();
     sample->flags = 0;
+    sample->periods = 1 + (info->si_code == SI_TIMER && info->si_overrun > 0 ? (uint32_t)info->si_overrun : 0);
     uintptr_t pc = (uintptr_t)context->uc_mcontext.gregs[REG_RIP];
     uint32_t max_depth = ss_active_config.max_depth;
     int found = -1, count = 0;
@@ -120,7 +121,7 @@ static void record_sample(const ucontext_t *context) {
 static void on_sample_signal(int signo, siginfo_t *info, void *context) {
     int saved_errno = errno;
     if (is_own_signal(info)) {
-        if (atomic_load_explicit(&handler_active, memory_order_relaxed) && !ss_tls_excluded) record_sample(context);
+        if (atomic_load_explicit(&handler_active, memory_order_relaxed) && !ss_tls_excluded) record_sample(context, info);
     } else {
         atomic_fetch_add_explicit(&foreign_signals, 1, memory_order_relaxed);
         errno = saved_errno;

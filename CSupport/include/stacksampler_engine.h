@@ -42,6 +42,8 @@ typedef struct {
     int32_t tid;        /**< thread that was interrupted */
     uint16_t depth;     /**< number of valid entries in frames */
     uint16_t flags;     /**< SS_SAMPLE_* */
+    uint32_t periods;   /**< periods this sample stands for: 1, plus the timer's overrun in cpu
+                             mode (expirations the kernel noticed late and merged into this one) */
     uintptr_t frames[]; /**< frames[0] is the interrupted PC, then return addresses */
 } ss_sample;
 

@@ -19,7 +19,7 @@ public struct Profile: Sendable {
         public var id: Int32
         /// Thread name (`/proc/…/comm`).
         public var name: String
-        /// Samples attributed to the thread.
+        /// Samples attributed to the thread (a cpu-mode sample counts once per timer period it covers).
         public var samples: Int
         /// CPU time the thread used while profiled, in ns.
         public var cpuNanoseconds: UInt64
@@ -27,6 +27,8 @@ public struct Profile: Sendable {
         public var observedNanoseconds: UInt64
         /// The thread blocked the profiling signal when last checked, so it could not be sampled then.
         public var blocksSignal = false
+        /// Samples actually taken: what the effective rate is made of.
+        public var takenSamples = 0
     }
 
     /// Samples the profiler could not take or could not take whole.
@@ -43,6 +45,9 @@ public struct Profile: Sendable {
         public var unwindFaults = 0
         /// Wall-mode ticks the sampler thread woke too late for; each was counted with the stacks found when it woke.
         public var missedTicks = 0
+        /// cpu mode: timer periods the kernel noticed late and merged into the next sample (its
+        /// `si_overrun`); that sample is counted once for each, so CPU time is still attributed.
+        public var overrunPeriods = 0
         /// Signals of the profiler's signal number that were not the profiler's own: passed to the program's handler.
         public var foreignSignals = 0
     }
@@ -102,7 +107,7 @@ public struct Profile: Sendable {
     /// Samples per second each thread achieved (per CPU-second in cpu mode, per wall-second in wall mode).
     public func effectiveRate(of thread: Thread) -> Double {
         let basis = configuration.mode == .cpu ? thread.cpuNanoseconds : thread.observedNanoseconds
-        return basis > 0 ? Double(thread.samples) / (Double(basis) / 1e9) : 0
+        return basis > 0 ? Double(thread.takenSamples) / (Double(basis) / 1e9) : 0
     }
 
     /// The name of an address ("module+0xOFFSET" when no symbol covers it).

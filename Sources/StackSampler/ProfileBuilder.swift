@@ -25,7 +25,7 @@ enum ProfileBuilder {
             Profile.Thread(id: record.tid, name: record.name, samples: record.samples,
                            cpuNanoseconds: record.cpuNanoseconds,
                            observedNanoseconds: record.lastSeen &- max(record.firstSeen, sampler.startTime),
-                           blocksSignal: record.blocksSignal)
+                           blocksSignal: record.blocksSignal, takenSamples: record.taken)
         }
         let symbolizationStart = ss_now_ns()
         let modules = ModuleMap.current()

@@ -12,7 +12,7 @@ extension EndToEnd {
             let run = try ProfiledRun.preload(.forker, [], profilePath: directory + "/tree-%p.folded", in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
             #expect(run.process.stdout.contains("children ok"))
-            let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("tree-") }
+            let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("tree-") && $0.hasSuffix(".folded") }
             let profiles = try files.map { try FoldedProfile(contentsOf: directory + "/" + $0) }
             let children = profiles.filter { $0.inclusiveCount { $0 == "child_work" } > 0 }
             let parents = profiles.filter { $0.inclusiveCount { $0 == "parent_work" } > 0 }

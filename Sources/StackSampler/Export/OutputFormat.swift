@@ -50,8 +50,13 @@ extension Profile {
         format.renderer.render(self, options: options)
     }
 
-    /// Writes the profile to `path` in `format`.
+    /// Writes the profile to `path` in `format`. Collapsed stacks have no room for the
+    /// profiler's own figures (a comment line would be read as a stack by FlameGraph tools), so
+    /// a profile recorded here gets them in a side file, `PATH.summary`.
     public func write(to path: String, format: OutputFormat = .folded, options: ExportOptions = ExportOptions()) throws(ProfilerError) {
         try FileIO.write(rendered(as: format, options: options), to: path)
+        if format == .folded, measurementLine != nil {
+            try FileIO.write(Array(summary.utf8), to: path + ".summary")
+        }
     }
 }

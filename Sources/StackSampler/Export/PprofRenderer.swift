@@ -113,7 +113,9 @@ enum PprofRenderer: ProfileRenderer {
                 $0.uint(Field.Mapping.hasFunctions, 1)
             }
         }
-        let comment = strings.index(profile.command)
+        // Comments: the command, then the profiler's own figures (the summary's lines).
+        let comments = ([profile.command] + (profile.measurementLine == nil ? [] : profile.summary.split(separator: "\n").map(String.init)))
+            .filter { !$0.isEmpty }.map { UInt64(strings.index($0)) }
         let periodTypeIndex = strings.index(timeType), nanosecondsIndex = strings.index("nanoseconds")
         var tail = ProtobufWriter()
         for string in strings.strings { tail.string(Field.Profile.stringTable, string) }
@@ -126,7 +128,7 @@ enum PprofRenderer: ProfileRenderer {
             }
             tail.int(Field.Profile.period, Int64(period))
         }
-        if !profile.command.isEmpty { tail.packed(Field.Profile.comment, [UInt64(comment)]) }
+        if !comments.isEmpty { tail.packed(Field.Profile.comment, comments) }
         return message.bytes + locationMessages.bytes + functionMessages.bytes + tail.bytes
     }
 

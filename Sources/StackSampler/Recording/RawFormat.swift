@@ -10,7 +10,8 @@
 /// - `thread`: thread index u32, tid i32, name, CPU ns u64, first seen ns u64, last seen ns u64
 /// - `stack`: stack id u32, thread index u32, flags u8 (1 = truncated), depth u16, addresses u64 × depth (leaf first)
 /// - `samples`: count u32, then per sample: stack id u32, time ns u64
-/// - `counters`: dropped, truncated, leaf-only, unwind failures, unwind faults, missed ticks, foreign signals (u64 each)
+/// - `counters`: dropped, truncated, leaf-only, unwind failures, unwind faults, late ticks, foreign signals,
+///   timer overrun periods (u64 each)
 /// - `end`: duration ns u64 (only when the process stopped profiling normally)
 /// Strings are a u32 byte count and UTF-8 bytes.
 enum RawFormat {

@@ -170,6 +170,7 @@ public struct RawRecording: Sendable {
                                     leafOnlySamples: Int(clamping: try payload.u64()), unwindFailures: Int(clamping: try payload.u64()),
                                     unwindFaults: Int(clamping: try payload.u64()), missedTicks: Int(clamping: try payload.u64()),
                                     foreignSignals: Int(clamping: try payload.u64()))
+            losses.overrunPeriods = Int(clamping: try payload.u64())
         case .end:
             durationNanoseconds = try payload.u64()
         }

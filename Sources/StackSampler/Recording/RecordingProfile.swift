@@ -40,9 +40,11 @@ extension ProfileBuilder {
         let start = recording.header.startNanoseconds
         let threads = indices.enumerated().map { position, index in
             let thread = recording.threads[index]!
-            return Profile.Thread(id: thread.tid, name: thread.name, samples: samplesPerThread[position] ?? 0,
+            let samples = samplesPerThread[position] ?? 0
+            return Profile.Thread(id: thread.tid, name: thread.name, samples: samples,
                                   cpuNanoseconds: thread.cpuNanoseconds,
-                                  observedNanoseconds: thread.lastSeenNanoseconds &- max(thread.firstSeenNanoseconds, start))
+                                  observedNanoseconds: thread.lastSeenNanoseconds &- max(thread.firstSeenNanoseconds, start),
+                                  takenSamples: samples)
         }
         let modules = ModuleMap(mapsText: recording.mapsText)
         var warnings: [String] = []

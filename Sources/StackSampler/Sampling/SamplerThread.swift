@@ -105,7 +105,7 @@ final class SamplerThread: @unchecked Sendable {
     func losses(_ counted: StackAggregator) -> Profile.Losses {
         Profile.Losses(droppedSamples: Int(ss_buffer_dropped() - droppedAtStart), truncatedSamples: counted.truncatedSamples,
                        leafOnlySamples: counted.leafOnlySamples, unwindFailures: counted.unwindFailures,
-                       unwindFaults: counted.unwindFaults, missedTicks: missedTicks,
+                       unwindFaults: counted.unwindFaults, missedTicks: missedTicks, overrunPeriods: counted.overrunPeriods,
                        foreignSignals: Int(ss_engine_foreign_signals() - foreignSignalsAtStart))
     }
 
@@ -125,6 +125,9 @@ final class SamplerThread: @unchecked Sendable {
             if now &- lastScan >= Self.scanIntervalNanoseconds {
                 scanThreads(initial: false)
                 lastScan = now
+            } else if configuration.mode == .cpu {
+                // Keep CPU times current between scans: a thread that exits takes its last reading with it.
+                for tid in attachedThreads() { aggregator.observeCPU(tid, cpu: ss_thread_cpu_time_ns(tid)) }
             }
             if configuration.mode == .wall {
                 tick(at: now, due: due)
@@ -147,7 +150,7 @@ final class SamplerThread: @unchecked Sendable {
             let tid = sample.pointee.tid
             let stack = aggregator.record(sample)
             if sample.pointee.cpu_ns >= 0 { cpuWhenStackKnown[tid] = sample.pointee.cpu_ns }
-            stream?.sample(stack, at: sample.pointee.time_ns, threads: aggregator.threads)
+            for _ in 0..<max(1, Int(sample.pointee.periods)) { stream?.sample(stack, at: sample.pointee.time_ns, threads: aggregator.threads) }
             for _ in 0..<(signalOutstanding.removeValue(forKey: tid)?.owedTicks ?? 0) {
                 if let owed = aggregator.repeatLast(tid, at: sample.pointee.time_ns) {
                     stream?.sample(owed, at: sample.pointee.time_ns, threads: aggregator.threads)

@@ -22,6 +22,8 @@ struct StackAggregator: Sendable {
     private(set) var unwindFailures = 0
     /// Samples whose unwinding read unmapped memory and was cut short.
     private(set) var unwindFaults = 0
+    /// Timer periods the kernel merged into a later sample (overruns); that sample counts for them.
+    private(set) var overrunPeriods = 0
 
     /// The record index of the live thread `tid`, creating one if the tid is new.
     mutating func thread(_ tid: Int32, at time: UInt64) -> Int {
@@ -32,7 +34,7 @@ struct StackAggregator: Sendable {
         return threads.count - 1
     }
 
-    /// Adds one sample drained from the engine; returns its stack.
+    /// Adds one sample drained from the engine, counted once per period it stands for; returns its stack.
     @discardableResult
     mutating func record(_ sample: UnsafePointer<ss_sample>) -> StackKey {
         let header = sample.pointee
@@ -45,9 +47,12 @@ struct StackAggregator: Sendable {
         if flags & UInt32(SS_SAMPLE_UNWIND_FAILED) != 0 { unwindFailures += 1 }
         if flags & UInt32(SS_SAMPLE_UNWIND_FAULTED) != 0 { unwindFaults += 1 }
         let key = StackKey(thread: index, frames: frames.map { UInt($0) }, truncated: truncated)
-        counts[key, default: 0] += 1
+        let periods = Int(max(1, header.periods))
+        overrunPeriods += periods - 1
+        counts[key, default: 0] += periods
         lastStack[index] = key
-        threads[index].samples += 1
+        threads[index].samples += periods
+        threads[index].taken += 1
         threads[index].lastSeen = max(threads[index].lastSeen, header.time_ns)
         return key
     }
@@ -63,6 +68,7 @@ struct StackAggregator: Sendable {
         guard let index = threadIndexByTID[tid], let key = lastStack[index] else { return nil }
         counts[key, default: 0] += 1
         threads[index].samples += 1
+        threads[index].taken += 1
         threads[index].repeatedSamples += 1
         threads[index].lastSeen = time
         return key
@@ -76,6 +82,12 @@ struct StackAggregator: Sendable {
         threads[index].lastCPU = max(threads[index].lastCPU, cpu)
         threads[index].lastSeen = time
         if let name { threads[index].name = name }
+    }
+
+    /// Updates the CPU time of a live thread already known.
+    mutating func observeCPU(_ tid: Int32, cpu: Int64) {
+        guard let index = threadIndexByTID[tid] else { return }
+        threads[index].lastCPU = max(threads[index].lastCPU, cpu)
     }
 
     /// Notes whether a live thread blocks the profiling signal.

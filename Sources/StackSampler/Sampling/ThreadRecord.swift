@@ -7,6 +7,8 @@ struct ThreadRecord: Sendable, Equatable {
     var name: String
     /// Samples attributed to this thread (signalled and, in wall mode, repeated).
     var samples = 0
+    /// Samples actually taken (a cpu-mode sample that stands for several periods counts once).
+    var taken = 0
     /// Wall-mode samples recorded without a signal because the thread had not run.
     var repeatedSamples = 0
     /// CPU time of the thread when first seen and when last seen, in ns.

@@ -8,7 +8,7 @@ enum FlameGraphRenderer: ProfileRenderer {
         let tree = FlameTree(profile, options: options)
         let layout = FlameLayout(tree, left: FlameGraphSVG.margin, width: FlameGraphSVG.drawableWidth,
                                  minimumWidth: minimumBoxWidth)
-        let content = FlameGraphSVG.Content(title: profile.headline, subtitle: profile.settingsLine,
+        let content = FlameGraphSVG.Content(title: profile.headline, subtitle: [profile.settingsLine, profile.measurementLine].compactMap { $0 }.joined(separator: " · "),
                                             icicle: options.icicle) { box in
             let category = box.node.map { tree.nodes[$0].category } ?? .marker
             return ("\(box.name) (\(box.samples) samples, \(percent(box.samples, of: tree.total)))",
