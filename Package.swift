@@ -34,10 +34,12 @@ let package = Package(
         .systemLibrary(name: "CElf", path: "Sources/CElf", providers: [.apt(["libelf-dev"])]),
         // liblzma from Debian's liblzma-dev: .gnu_debugdata (MiniDebugInfo) and debuglink CRCs.
         .systemLibrary(name: "CLzma", path: "Sources/CLzma", providers: [.apt(["liblzma-dev"])]),
+        // libdw from Debian's libdw-dev: source lines and inlined calls from DWARF (--lines).
+        .systemLibrary(name: "CDw", path: "Sources/CDw", providers: [.apt(["libdw-dev"])]),
         // zlib from Debian's zlib1g-dev, for gzip-compressed pprof files.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation.
-        .target(name: "StackSampler", dependencies: ["CSupport", "CElf", "CLzma", "CZlib"], swiftSettings: lightSwift),
+        .target(name: "StackSampler", dependencies: ["CSupport", "CElf", "CDw", "CLzma", "CZlib"], swiftSettings: lightSwift),
         // The library constructor of the preload product (C, so it runs before main).
         .target(name: "PreloadEntry", cSettings: engineCFlags),
         .target(name: "StackSamplerPreload", dependencies: ["StackSampler", "PreloadEntry"], swiftSettings: lightSwift),

@@ -2,7 +2,7 @@
 # Installs the Debian packages StackSampler needs, only those missing. Idempotent.
 set -euo pipefail
 
-required=(libunwind-dev libelf-dev liblzma-dev zlib1g-dev gcc)
+required=(libunwind-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev gcc)
 missing=()
 for pkg in "${required[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

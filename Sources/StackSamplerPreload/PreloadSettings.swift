@@ -6,7 +6,7 @@ import StackSampler
 /// `STACKSAMPLER_FORMAT` (else each file's extension), `STACKSAMPLER_PERIOD`, `STACKSAMPLER_MODE`,
 /// `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_PROCESS_ROOT`, `STACKSAMPLER_ICICLE`, `STACKSAMPLER_MAX_DEPTH`,
 /// `STACKSAMPLER_BUFFER_SIZE`, `STACKSAMPLER_SUMMARY` and `STACKSAMPLER_RAW` (`%p` too),
-/// `STACKSAMPLER_DEBUG_ROOT`, `STACKSAMPLER_SPECIALIZATIONS`,
+/// `STACKSAMPLER_DEBUG_ROOT`, `STACKSAMPLER_SPECIALIZATIONS`, `STACKSAMPLER_LINES`,
 /// and the invocation variables (`InvocationEnvironment`).
 struct PreloadSettings: Sendable {
     /// The variable that names the output, and the one marking the process that owns an output without `%p`.
@@ -67,6 +67,7 @@ struct PreloadSettings: Sendable {
             configuration.symbols.debugRoot = root
         }
         configuration.symbols.keepsSpecializations = flag("STACKSAMPLER_SPECIALIZATIONS")
+        configuration.symbols.resolvesLines = flag("STACKSAMPLER_LINES")
         let invocations = try InvocationEnvironment.read(pid: String(getpid()))
         configuration.invocations = invocations.configuration
         var format: OutputFormat?

@@ -38,6 +38,9 @@ struct RecordCommand: ParsableCommand {
     @Flag(help: "Name specializations of Swift generic functions apart instead of as their generic function.")
     var keepSpecializations = false
 
+    @Flag(help: "Read DWARF for source lines (speedscope files, pprof lines) and show inlined calls as frames of their own (name_[i]). Off by default: it costs time and memory.")
+    var lines = false
+
     @OptionGroup(title: "Invocations and stalls")
     var invocationOptions: InvocationOptions
 
@@ -60,7 +63,7 @@ struct RecordCommand: ParsableCommand {
 
     /// Where names come from, as the options ask (for a profile rebuilt here from the stream).
     private var symbolOptions: SymbolOptions {
-        var options = SymbolOptions(keepsSpecializations: keepSpecializations)
+        var options = SymbolOptions(keepsSpecializations: keepSpecializations, resolvesLines: lines)
         if let debugRoot { options.debugRoot = URL(fileURLWithPath: debugRoot).standardizedFileURL.path }
         return options
     }
@@ -107,6 +110,7 @@ struct RecordCommand: ParsableCommand {
         let rawPattern = summaryDirectory.appendingPathComponent("raw-%p").path
         environment["STACKSAMPLER_RAW"] = rawPattern
         if keepSpecializations { environment["STACKSAMPLER_SPECIALIZATIONS"] = "1" }
+        if lines { environment["STACKSAMPLER_LINES"] = "1" }
         if let debugRoot { environment["STACKSAMPLER_DEBUG_ROOT"] = URL(fileURLWithPath: debugRoot).standardizedFileURL.path }
         environment.merge(invocationOptions.environment) { _, option in option }
         if environment["SWIFT_BACKTRACE"] == nil && !ExecutableLookup.linksSwiftRuntime(executable) {

@@ -39,6 +39,8 @@ enum TestProgram: String, CaseIterable, Sendable {
     case stall
     /// Profiles a region of itself through the C API, linked against the preload library.
     case cAPI = "c_api"
+    /// Built with DWARF (`-g`); CPU in `hot_function`, in code inlined from `inner_helper` and `burn_cpu`.
+    case inlined
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -50,7 +52,7 @@ enum TestProgram: String, CaseIterable, Sendable {
     }
 
     /// The compiler command line, minus the output path and source.
-    /// C programs: gcc -O2 without frame pointers, as most Debian code is built.
+    /// C programs: gcc -O2 without frame pointers, as most Debian code is built (with -g where DWARF is the point).
     private var compiler: [String] {
         switch self {
         case .matrix: ["swiftc", "-O"]
@@ -59,6 +61,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .threads, .deep, .sleepers, .churn, .stall: ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations: ["gcc", "-O2"]
         case .cAPI: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
+        case .inlined: ["gcc", "-O2", "-g"]
         }
     }
 

@@ -12,7 +12,9 @@ struct DecodedPprof {
     struct Location {
         var mappingID: UInt64 = 0
         var address: UInt64 = 0
+        /// The location's lines, innermost first: their functions and line numbers (0 when unknown).
         var functionIDs: [UInt64] = []
+        var lineNumbers: [UInt64] = []
     }
     struct Mapping {
         var start: UInt64 = 0, limit: UInt64 = 0
@@ -24,6 +26,7 @@ struct DecodedPprof {
     var samples: [Sample] = []
     var locations: [UInt64: Location] = [:]
     var functionNames: [UInt64: String] = [:]
+    var functionFiles: [UInt64: String] = [:]
     var mappings: [UInt64: Mapping] = [:]
     var periodType: (type: String, unit: String)?
     var period: Int64 = 0
@@ -76,11 +79,13 @@ struct DecodedPprof {
                                                        hasFunctions: number(mapping[7]) == 1)
             case 4:
                 let location = try submessage(value)
-                let lines = try (location[4] ?? []).map { number(try submessage($0)[1]) }
-                locations[number(location[1])] = Location(mappingID: number(location[2]), address: number(location[3]), functionIDs: lines)
+                let lines = try (location[4] ?? []).map { try submessage($0) }
+                locations[number(location[1])] = Location(mappingID: number(location[2]), address: number(location[3]),
+                                                          functionIDs: lines.map { number($0[1]) }, lineNumbers: lines.map { number($0[2]) })
             case 5:
                 let function = try submessage(value)
                 functionNames[number(function[1])] = string(number(function[2]))
+                functionFiles[number(function[1])] = string(number(function[4]))
             case 12: period = Int64(bitPattern: number([value]))
             case 13: comments += try packed([value]).map(string)
             default: break
@@ -93,7 +98,7 @@ struct DecodedPprof {
         var lines: [String: Int64] = [:]
         for sample in samples {
             var names = sample.locationIDs.reversed().flatMap { id in
-                (locations[id]?.functionIDs ?? []).map { functionNames[$0] ?? "<no function \($0)>" }
+                (locations[id]?.functionIDs ?? []).reversed().map { functionNames[$0] ?? "<no function \($0)>" }
             }
             if threadRoots, let name = sample.stringLabels["thread_name"], let tid = sample.numberLabels["thread_id"] {
                 names.insert("[\(name) tid=\(tid)]", at: 0)

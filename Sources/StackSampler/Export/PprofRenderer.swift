@@ -1,8 +1,10 @@
 /// pprof: a gzip-compressed `profile.proto` message (github.com/google/pprof, proto/profile.proto)
 /// with sample types samples/count and cpu/nanoseconds (wall/nanoseconds in wall mode; samples
 /// only when the period is unknown), the period, a mapping per module with its build id, a
-/// location per address, a function per name, and `thread_id` / `thread_name` labels on each
-/// sample. Per-thread roots are labels here, not frames.
+/// location per address, a function per name and file, and `thread_id` / `thread_name` labels on
+/// each sample. Per-thread roots are labels here, not frames. With source lines, a location's
+/// lines are the calls inlined at it, innermost first, then its function, each with its line
+/// number, and a function's file is its source file (else the module).
 enum PprofRenderer: ProfileRenderer {
     /// Field numbers of profile.proto's messages.
     private enum Field {
@@ -15,7 +17,7 @@ enum PprofRenderer: ProfileRenderer {
         enum Label { static let key = 1, string = 2, number = 3 }
         enum Mapping { static let id = 1, start = 2, limit = 3, offset = 4, filename = 5, buildID = 6, hasFunctions = 7 }
         enum Location { static let id = 1, mappingID = 2, address = 3, line = 4 }
-        enum Line { static let functionID = 1 }
+        enum Line { static let functionID = 1, line = 2 }
         enum Function { static let id = 1, name = 2, systemName = 3, filename = 4 }
     }
 
@@ -44,36 +46,47 @@ enum PprofRenderer: ProfileRenderer {
         var functions: [String: UInt64] = [:]
         var functionMessages = ProtobufWriter()
         let modules = profile.modules.sorted { $0.start < $1.start }
+        func function(named name: String, file: String) -> UInt64 {
+            let functionKey = name + "\u{0}" + file
+            if let known = functions[functionKey] { return known }
+            let functionID = UInt64(functions.count + 1)
+            functions[functionKey] = functionID
+            let nameIndex = strings.index(name), fileIndex = strings.index(file)
+            functionMessages.message(Field.Profile.function) {
+                $0.uint(Field.Function.id, functionID)
+                $0.int(Field.Function.name, nameIndex)
+                $0.int(Field.Function.systemName, nameIndex)
+                $0.int(Field.Function.filename, fileIndex)
+            }
+            return functionID
+        }
         func location(of frame: ShownFrame) -> UInt64 {
             if let known = locations[frame] { return known }
             let id = UInt64(locations.count + 1)
             locations[frame] = id
-            let name = profile.name(of: frame)
             var address: UInt = 0
             var mappingID: UInt64 = 0
+            var shown = [frame]
             if case .code(let code) = frame {
                 address = code
                 if let index = moduleIndex(containing: code, in: modules) { mappingID = UInt64(index + 1) }
+                shown += (profile.frames[code]?.inlined.indices ?? 0..<0).map { ShownFrame.inlined(code, index: $0) }
             }
-            let functionKey = name + "\u{0}" + (mappingID > 0 ? modules[Int(mappingID) - 1].path : "")
-            let functionID = functions[functionKey] ?? {
-                let functionID = UInt64(functions.count + 1)
-                functions[functionKey] = functionID
-                let nameIndex = strings.index(name)
-                let fileIndex = strings.index(mappingID > 0 ? modules[Int(mappingID) - 1].path : "")
-                functionMessages.message(Field.Profile.function) {
-                    $0.uint(Field.Function.id, functionID)
-                    $0.int(Field.Function.name, nameIndex)
-                    $0.int(Field.Function.systemName, nameIndex)
-                    $0.int(Field.Function.filename, fileIndex)
-                }
-                return functionID
-            }()
+            let modulePath = mappingID > 0 ? modules[Int(mappingID) - 1].path : ""
+            let lines = shown.reversed().map { line in
+                let source = profile.location(of: line)
+                return (function(named: profile.functionName(of: line), file: source?.file ?? modulePath), UInt64(source?.line ?? 0))
+            }
             locationMessages.message(Field.Profile.location) {
                 $0.uint(Field.Location.id, id)
                 $0.uint(Field.Location.mappingID, mappingID)
                 $0.uint(Field.Location.address, UInt64(address))
-                $0.message(Field.Location.line) { $0.uint(Field.Line.functionID, functionID) }
+                for (functionID, number) in lines {
+                    $0.message(Field.Location.line) {
+                        $0.uint(Field.Line.functionID, functionID)
+                        if number > 0 { $0.uint(Field.Line.line, number) }
+                    }
+                }
             }
             return id
         }
@@ -81,7 +94,10 @@ enum PprofRenderer: ProfileRenderer {
         let threadIDKey = strings.index("thread_id"), threadNameKey = strings.index("thread_name")
         let threadNames = profile.threads.map { strings.index($0.name) }
         for stack in profile.stacks where stack.count > 0 {
-            let frames = profile.shownFrames(of: stack, options: ExportOptions(perThreadRoots: false))
+            // Inlined calls are lines of their address's location, not locations of their own.
+            let frames = profile.shownFrames(of: stack, options: ExportOptions(perThreadRoots: false)).filter {
+                if case .inlined = $0 { false } else { true }
+            }
             let ids = frames.reversed().map(location(of:))
             var values = [UInt64(stack.count)]
             if profile.samplingIsKnown { values.append(UInt64(stack.count) * period) }

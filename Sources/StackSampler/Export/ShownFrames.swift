@@ -1,7 +1,10 @@
 /// A frame as the exporters show it: code at an address, or a marker frame the profile adds.
 enum ShownFrame: Hashable, Sendable {
-    /// Code at this address (a key of `Profile.frames`).
+    /// Code at this address (a key of `Profile.frames`): the function its symbol names.
     case code(UInt)
+    /// Call number `index` (outermost first) of those inlined at this address
+    /// (`SymbolizedFrame.inlined`): a frame between the function and the next address.
+    case inlined(UInt, index: Int)
     /// The per-process root `[name pid=N]`.
     case processRoot
     /// The per-thread root `[name tid=N]` of the thread at this index.
@@ -13,24 +16,49 @@ enum ShownFrame: Hashable, Sendable {
 extension Profile {
     /// The frames of `stack` as exporters show them, root first: the process root when
     /// `options.processRoot`, the thread root when `options.perThreadRoots` and the thread is
-    /// known, `[truncated]` when cut, then the code.
+    /// known, `[truncated]` when cut, then the code: each address's function followed by the
+    /// calls inlined at it, outermost first.
     func shownFrames(of stack: Stack, options: ExportOptions) -> [ShownFrame] {
         var frames: [ShownFrame] = []
         frames.reserveCapacity(stack.addresses.count + 3)
         if options.processRoot { frames.append(.processRoot) }
         if options.perThreadRoots, threads.indices.contains(stack.thread) { frames.append(.threadRoot(stack.thread)) }
         if stack.isTruncated { frames.append(.truncated) }
-        for address in stack.addresses { frames.append(.code(address)) }
+        for address in stack.addresses {
+            frames.append(.code(address))
+            if let inlined = self.frames[address]?.inlined {
+                for index in inlined.indices { frames.append(.inlined(address, index: index)) }
+            }
+        }
         return frames
     }
 
-    /// The name of a shown frame: the symbol, `[name pid=N]`, `[name tid=N]` or `[truncated]`.
+    /// The name of a shown frame: the symbol, an inlined function with FlameGraph's `_[i]`
+    /// suffix, `[name pid=N]`, `[name tid=N]` or `[truncated]`.
     func name(of frame: ShownFrame) -> String {
         switch frame {
         case .code(let address): name(of: address)
+        case .inlined: functionName(of: frame) + "_[i]"
         case .processRoot: "[\(processName) pid=\(processID)]"
         case .threadRoot(let index): "[\(threads[index].name) tid=\(threads[index].id)]"
         case .truncated: "[truncated]"
+        }
+    }
+
+    /// The name of a shown frame's function, without the `_[i]` of inlined calls (for formats
+    /// that mark inlining otherwise, as pprof does).
+    func functionName(of frame: ShownFrame) -> String {
+        guard case .inlined(let address, let index) = frame else { return name(of: frame) }
+        return frames[address]?.inlined[index].name ?? "[unknown]"
+    }
+
+    /// The source location of a shown frame, when source lines were resolved: where in its
+    /// function the frame is (for a function with inlined calls, the outermost call).
+    func location(of frame: ShownFrame) -> SourceLocation? {
+        switch frame {
+        case .code(let address): frames[address]?.location
+        case .inlined(let address, let index): frames[address]?.inlined[index].location
+        case .processRoot, .threadRoot, .truncated: nil
         }
     }
 }

@@ -1,5 +1,5 @@
 /// speedscope's JSON format (https://www.speedscope.app/file-format-schema.json): frames shared
-/// by name, one `sampled` profile per thread (one for all stacks without a thread), each
+/// by name, each with its source file when source lines were resolved (else its module), one `sampled` profile per thread (one for all stacks without a thread), each
 /// unique stack a sample weighted by its samples' time in ns (by its count when the period
 /// is unknown).
 enum SpeedscopeRenderer: ProfileRenderer {
@@ -12,7 +12,10 @@ enum SpeedscopeRenderer: ProfileRenderer {
                 let name = profile.name(of: frame)
                 if let known = frameIndex[name] { return known }
                 var file: String?
-                if case .code(let address) = frame { file = profile.frames[address]?.modulePath }
+                switch frame {
+                case .code(let address), .inlined(let address, _): file = profile.location(of: frame)?.file ?? profile.frames[address]?.modulePath
+                case .processRoot, .threadRoot, .truncated: file = nil
+                }
                 frameList.append((name, file))
                 frameIndex[name] = frameList.count - 1
                 return frameList.count - 1

@@ -1,29 +1,40 @@
 import CElf
 
 /// What the symbolizer keeps of one module's ELF file: how to turn file offsets into vaddrs,
-/// the function ranges of its unwind data, the sorted function symbols, and the names
-/// demangled so far. Built once per module, on its first address.
+/// the function ranges of its unwind data, the sorted function symbols, the names
+/// demangled so far, and its DWARF when source lines are asked for. Built once per module,
+/// on its first address.
 final class ModuleImage {
     let isFixedAddress: Bool
     let loadSegments: [LoadSegment]
     let functions: FunctionRanges
     let symbols: SymbolTable
+    /// The DWARF of the module or of its separate debug file; nil unless asked for and present.
+    let lines: DwarfLines?
     private var demangled: [Int: DemangledName] = [:]
 
     /// Reads `path` once; nil if it is not a readable ELF file.
-    convenience init?(path: String, debugFiles: DebugFileLocator?) {
+    convenience init?(path: String, debugFiles: DebugFileLocator?, readsLines: Bool = false) {
         guard let file = ElfFile(path: path) else { return nil }
-        self.init(file: file, path: path, debugFiles: debugFiles)
+        self.init(file: file, path: path, debugFiles: debugFiles, readsLines: readsLines)
     }
 
     /// Reads the tables of `file`, loaded from `path` (nil for an image in memory). Symbols come
     /// from its `.symtab` when it has function symbols; a stripped file combines its `.dynsym`,
     /// its MiniDebugInfo (`.gnu_debugdata`) and the `.symtab` of its separate debug file.
     /// Function ranges always come from the file itself: debug files keep no `.eh_frame`.
-    init(file: ElfFile, path: String?, debugFiles: DebugFileLocator?) {
+    /// With `readsLines`, DWARF comes from the file itself, else from its separate debug file.
+    init(file: ElfFile, path: String?, debugFiles: DebugFileLocator?, readsLines: Bool = false) {
         isFixedAddress = file.type == UInt16(ET_EXEC)
         loadSegments = file.loadSegments
         functions = file.functionRanges()
+        var separate: ElfFile??
+        func separateDebugFile() -> ElfFile? {
+            if let known = separate { return known }
+            let found = path.flatMap { debugFiles?.debugFile(for: file, path: $0) }
+            separate = .some(found)
+            return found
+        }
         var sources: [SymbolSource] = []
         if let own = file.functionSymbols(in: SHT_SYMTAB) {
             sources = [own]
@@ -31,10 +42,11 @@ final class ModuleImage {
             sources.append(contentsOf: [
                 file.functionSymbols(in: SHT_DYNSYM),
                 file.miniDebugInfo()?.functionSymbols(in: SHT_SYMTAB),
-                path.flatMap { debugFiles?.debugFile(for: file, path: $0) }?.functionSymbols(in: SHT_SYMTAB),
+                separateDebugFile()?.functionSymbols(in: SHT_SYMTAB),
             ].compactMap { $0 })
         }
         symbols = SymbolTable(sources: sources, functions: functions)
+        lines = readsLines ? DwarfLines(file: file) ?? separateDebugFile().flatMap(DwarfLines.init(file:)) : nil
     }
 
     /// Bytes held by the tables (not counting demangled names).
@@ -51,9 +63,7 @@ final class ModuleImage {
     /// readable (see `SwiftNames`), the other kinds are shown in full.
     func demangledName(at index: Int, keepingSpecializations: Bool) -> DemangledName {
         if let known = demangled[index] { return known }
-        let (full, kind) = Demangler.demangle(symbols.name(at: index))
-        let readable = kind == .swift ? SwiftNames.readable(full, keepingSpecializations: keepingSpecializations) : full
-        let result = DemangledName(readable: readable, full: full, kind: kind)
+        let result = DemangledName(symbolName: symbols.name(at: index), keepingSpecializations: keepingSpecializations)
         demangled[index] = result
         return result
     }
@@ -64,4 +74,11 @@ struct DemangledName {
     var readable: String
     var full: String
     var kind: FrameKind
+
+    /// Demangles `symbolName`; Swift names are made readable (see `SwiftNames`), the other
+    /// kinds are shown in full.
+    init(symbolName: String, keepingSpecializations: Bool) {
+        (full, kind) = Demangler.demangle(symbolName)
+        readable = kind == .swift ? SwiftNames.readable(full, keepingSpecializations: keepingSpecializations) : full
+    }
 }

@@ -35,6 +35,13 @@ public struct SymbolizedFrame: Sendable, Hashable {
     public var kind: FrameKind
     /// True when the address was matched to a symbol.
     public var isResolved: Bool
+    /// Where in this function the address is: its own line or, when calls were inlined there,
+    /// the line of the outermost inlined call. Only when source lines were asked for and the
+    /// module has DWARF.
+    public var location: SourceLocation?
+    /// Calls inlined at the address, outermost first (the last one is where the code is);
+    /// empty unless source lines were asked for and the module has DWARF.
+    public var inlined: [InlinedFrame] = []
 
     /// Creates a frame from its parts.
     public init(name: String, modulePath: String?, moduleOffset: UInt?, functionStart: UInt? = nil, kind: FrameKind, isResolved: Bool) {

@@ -1,11 +1,13 @@
 import CElf
 
-/// Resolves addresses to names through the ELF symbol tables of the loaded modules; caches per
-/// address, loads each module's table once, lazily. Not thread-safe: use from one task/thread.
+/// Resolves addresses to names through the ELF symbol tables of the loaded modules, and when
+/// asked to, to source lines and inlined calls through their DWARF; caches per address,
+/// loads each module's tables once, lazily. Not thread-safe: use from one task/thread.
 public final class Symbolizer {
     private let moduleMap: ModuleMap
     private let debugFiles: DebugFileLocator
     private let keepsSpecializations: Bool
+    private let resolvesLines: Bool
     /// Loaded images by path; `.some(nil)` marks a file that could not be read.
     private var images: [String: ModuleImage?] = [:]
     /// This process's vDSO image, read from memory on first use; `.some(nil)` if unusable.
@@ -18,6 +20,7 @@ public final class Symbolizer {
         self.moduleMap = modules
         self.debugFiles = DebugFileLocator(root: options.debugRoot)
         self.keepsSpecializations = options.keepsSpecializations
+        self.resolvesLines = options.resolvesLines
     }
 
     /// Bytes held by the symbol and function tables of the modules loaded so far.
@@ -29,11 +32,10 @@ public final class Symbolizer {
     public func symbolize(_ address: UInt) -> SymbolizedFrame {
         if let known = cache[address] { return known }
         var frame = resolve(address)
-        if frame.name.utf8.contains(UInt8(ascii: ";")) {
-            frame.name = String(frame.name.map { $0 == ";" ? ":" : $0 })
-        }
-        if frame.fullName.utf8.contains(UInt8(ascii: ";")) {
-            frame.fullName = String(frame.fullName.map { $0 == ";" ? ":" : $0 })
+        frame.name = Self.withoutSemicolons(frame.name)
+        frame.fullName = Self.withoutSemicolons(frame.fullName)
+        for index in frame.inlined.indices {
+            frame.inlined[index].name = Self.withoutSemicolons(frame.inlined[index].name)
         }
         cache[address] = frame
         return frame
@@ -56,6 +58,11 @@ public final class Symbolizer {
         return start
     }
 
+    /// `name` with each `;` replaced by `:` (the folded format's separator).
+    private static func withoutSemicolons(_ name: String) -> String {
+        name.utf8.contains(UInt8(ascii: ";")) ? String(name.map { $0 == ";" ? ":" : $0 }) : name
+    }
+
     private func resolve(_ address: UInt) -> SymbolizedFrame {
         guard let module = moduleMap.module(containing: address) else {
             if let region = moduleMap.pseudoRegion(containing: address), let vdso = vdso(region) {
@@ -72,6 +79,20 @@ public final class Symbolizer {
         let image = self.image(for: module.path)
         let vaddr = image?.vaddr(of: address, mappedAt: module.start, fileOffset: module.fileOffset)
             ?? UInt64(address - module.start + module.fileOffset)
+        var frame = named(vaddr, in: module, image: image)
+        if let lines = image?.lines {
+            let answer = lines.answer(at: vaddr)
+            frame.location = answer.location
+            frame.inlined = answer.inlined.map {
+                InlinedFrame(name: DemangledName(symbolName: $0.name, keepingSpecializations: keepsSpecializations).readable,
+                             location: $0.location)
+            }
+        }
+        return frame
+    }
+
+    /// The frame of ELF vaddr `vaddr` of `module`: its symbol, else its unwind data function, else itself.
+    private func named(_ vaddr: UInt64, in module: Module, image: ModuleImage?) -> SymbolizedFrame {
         if let image, let index = image.symbols.index(covering: vaddr) {
             let name = image.demangledName(at: index, keepingSpecializations: keepsSpecializations)
             var frame = SymbolizedFrame(name: name.readable, modulePath: module.path, moduleOffset: UInt(vaddr),
@@ -112,7 +133,7 @@ public final class Symbolizer {
 
     private func image(for path: String) -> ModuleImage? {
         if let known = images[path] { return known }
-        let image = ModuleImage(path: path, debugFiles: debugFiles)
+        let image = ModuleImage(path: path, debugFiles: debugFiles, readsLines: resolvesLines)
         images[path] = .some(image)
         return image
     }

@@ -13,12 +13,14 @@ enum FramePalette {
         case marker
     }
 
-    /// The category of `frame` of `profile`.
+    /// The category of `frame` of `profile`; an inlined call is coloured as the function it was inlined into.
     static func category(of frame: ShownFrame, in profile: Profile) -> Category {
-        guard case .code(let address) = frame, let symbol = profile.frames[address] else {
-            if case .code = frame { return .kernelOrUnknown }
-            return .marker
+        let address: UInt
+        switch frame {
+        case .code(let code), .inlined(let code, _): address = code
+        case .processRoot, .threadRoot, .truncated: return .marker
         }
+        guard let symbol = profile.frames[address] else { return .kernelOrUnknown }
         if isProfiler(symbol) { return .profiler }
         switch symbol.kind {
         case .swift: return .swift

@@ -1,0 +1,2 @@
+#include <dwarf.h>
+#include <elfutils/libdw.h>
