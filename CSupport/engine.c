@@ -18,6 +18,7 @@ static void reset_in_forked_child(void) {
     atomic_store(&running, 0);
     ss_handler_reset_after_fork();
     ss_registry_forget_after_fork();
+    ss_module_cache_reset_after_fork();
     ss_buffer_reset();
 }
 

@@ -31,19 +31,18 @@ int ss_unwind_load(void);
 int ss_unwind_backtrace(void **frames, int capacity); /* signal-safe once warmed */
 
 /* thread_registry.c */
-int ss_registry_create_timer(int32_t tid, int signo, void **timer_out);
-void ss_registry_delete_timer(void *timer);
 void ss_registry_stop_all(void);
 void ss_registry_forget_after_fork(void);
 
-/* signal_hooks.c: installs `handler` on `signo` (also masking `extra_masked`
- * while it runs, if > 0) and remembers the program's action for chaining. */
+/* signal_hooks.c: the real sigaction; ss_signal_take installs `handler` on
+ * `signo` and remembers the program's action there, to chain to it. */
 int ss_real_sigaction(int signo, const struct sigaction *action, struct sigaction *previous);
-int ss_signal_take(int signo, void (*handler)(int, siginfo_t *, void *), int extra_masked);
+int ss_signal_take(int signo, void (*handler)(int, siginfo_t *, void *));
 void ss_chain_to_program(int signo, siginfo_t *info, void *context);
 
 /* module_cache.c: nonzero while the thread unwinds in the handler. */
 extern SS_TLS int ss_tls_in_handler;
+void ss_module_cache_reset_after_fork(void);
 
 /* handler.c */
 extern SS_TLS int ss_tls_unwind_ready;

@@ -101,7 +101,7 @@ static void record_sample(const ucontext_t *context, const siginfo_t *info) {
                       : ss_tls_unwind_ready ? SS_SAMPLE_UNWIND_FAILED : SS_SAMPLE_LEAF_ONLY;
     } else {
         uint32_t depth = (uint32_t)(count - found);
-        if (count == capacity && depth > max_depth) {
+        if (depth > max_depth) {
             depth = max_depth;
             sample->flags |= SS_SAMPLE_TRUNCATED;
         }
@@ -152,11 +152,13 @@ static void on_fault(int signo, siginfo_t *info, void *context) {
         unwinding = 0;
         siglongjmp(unwind_escape, 1);
     }
+    int saved_errno = errno;
     ss_chain_to_program(signo, info, context);
+    errno = saved_errno;
 }
 
 int ss_fault_guard_install(void) {
-    if (ss_signal_take(SIGSEGV, on_fault, 0) != 0 || ss_signal_take(SIGBUS, on_fault, 0) != 0) return SS_ERR_NO_SIGNAL;
+    if (ss_signal_take(SIGSEGV, on_fault) != 0 || ss_signal_take(SIGBUS, on_fault) != 0) return SS_ERR_NO_SIGNAL;
     return SS_OK;
 }
 
@@ -169,7 +171,7 @@ void ss_handler_reset_after_fork(void) {
 int ss_handler_install(int preferred_signo) {
     int signo = choose_signal(preferred_signo);
     if (signo < 0) return SS_ERR_NO_SIGNAL;
-    if (ss_signal_take(signo, on_sample_signal, 0) != 0) return SS_ERR_NO_SIGNAL;
+    if (ss_signal_take(signo, on_sample_signal) != 0) return SS_ERR_NO_SIGNAL;
     own_pid = getpid();
     installed_signo = signo;
     signo_substituted = signo != preferred_signo;

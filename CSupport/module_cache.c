@@ -31,7 +31,6 @@ static module_list lists[2];
 static _Atomic int published = -1;
 static _Atomic int readers[2];
 static unsigned long long cached_adds = ~0ull, cached_subs = ~0ull;
-static _Atomic uint64_t overflowed;
 static _Atomic uint64_t generation;
 
 SS_TLS int ss_tls_in_handler;
@@ -57,10 +56,7 @@ static int read_counters(struct dl_phdr_info *info, size_t size, void *data) {
 static int copy_module(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     module_list *list = data;
-    if (list->count == MODULE_CAPACITY) {
-        atomic_fetch_add(&overflowed, 1);
-        return 1;
-    }
+    if (list->count == MODULE_CAPACITY) return 1; /* the rest are not served in the handler */
     list->entries[list->count++] = *info;
     return 0;
 }
@@ -79,6 +75,12 @@ void ss_module_cache_refresh(void) {
     atomic_fetch_add(&generation, 1);
     cached_adds = counters.adds;
     cached_subs = counters.subs;
+}
+
+void ss_module_cache_reset_after_fork(void) {
+    /* A thread of the parent may have been reading a list at fork(): it does not exist here. */
+    atomic_store(&readers[0], 0);
+    atomic_store(&readers[1], 0);
 }
 
 uint64_t ss_module_cache_generation(void) { return atomic_load(&generation); }

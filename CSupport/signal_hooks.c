@@ -5,13 +5,15 @@
  * after the profiler started (a SIGPROF handler in main, a crash reporter).
  * The engine's handler stays installed; the program's action is remembered,
  * reported back by sigaction exactly as the program set it, and every signal
- * that is not the engine's own is handed to it with its mask and flags.
+ * that is not the engine's own is handed to it with the mask and flags the
+ * kernel would have applied.
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
 
 #include <errno.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -19,12 +21,16 @@ typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
 enum { VIRTUALIZED_CAPACITY = 4 };
 
-/* The program's action for one signal, double-buffered so that a handler
- * always reads a complete one while another thread writes the other. */
+/* The program's action for one signal. Writers (sigaction calls, never signal
+ * context) take `writing`; readers, handlers included, retry while `version`
+ * is odd or changes under them, so they never see a torn action. SA_RESETHAND
+ * is honoured by a flag the handler sets, so a handler never writes the action. */
 typedef struct {
     _Atomic int signo;
-    _Atomic int index;
-    struct sigaction actions[2];
+    _Atomic unsigned version;
+    atomic_flag writing;
+    _Atomic int reset_to_default;
+    struct sigaction action;
 } virtualized_signal;
 
 static virtualized_signal virtualized[VIRTUALIZED_CAPACITY];
@@ -46,33 +52,6 @@ static virtualized_signal *find_virtualized(int signo) {
     return NULL;
 }
 
-int ss_signal_take(int signo, void (*handler)(int, siginfo_t *, void *), int extra_masked) {
-    struct sigaction action, previous;
-    memset(&action, 0, sizeof action);
-    action.sa_sigaction = handler;
-    action.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    sigaddset(&action.sa_mask, signo);
-    if (extra_masked > 0) sigaddset(&action.sa_mask, extra_masked);
-    if (ss_real_sigaction(signo, &action, &previous) != 0) return -1;
-    if (find_virtualized(signo)) return 0; /* taken before: the program's action is already remembered */
-    for (int i = 0; i < VIRTUALIZED_CAPACITY; i++) {
-        if (atomic_load(&virtualized[i].signo) == 0) {
-            virtualized[i].actions[0] = previous;
-            atomic_store(&virtualized[i].index, 0);
-            atomic_store(&virtualized[i].signo, signo);
-            return 0;
-        }
-    }
-    return -1;
-}
-
-static void store_program_action(virtualized_signal *entry, const struct sigaction *action) {
-    int next = 1 - atomic_load(&entry->index);
-    entry->actions[next] = *action;
-    atomic_store(&entry->index, next);
-}
-
 static struct sigaction default_action(void) {
     struct sigaction action;
     memset(&action, 0, sizeof action);
@@ -80,9 +59,55 @@ static struct sigaction default_action(void) {
     return action;
 }
 
+static void store_program_action(virtualized_signal *entry, const struct sigaction *action) {
+    while (atomic_flag_test_and_set_explicit(&entry->writing, memory_order_acquire)) {}
+    atomic_fetch_add_explicit(&entry->version, 1, memory_order_acq_rel);
+    entry->action = *action;
+    atomic_store(&entry->reset_to_default, 0);
+    atomic_fetch_add_explicit(&entry->version, 1, memory_order_acq_rel);
+    atomic_flag_clear_explicit(&entry->writing, memory_order_release);
+}
+
+static struct sigaction load_program_action(virtualized_signal *entry) {
+    struct sigaction action;
+    for (;;) {
+        unsigned before = atomic_load_explicit(&entry->version, memory_order_acquire);
+        if (before & 1) continue;
+        action = entry->action;
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&entry->version, memory_order_relaxed) == before) break;
+    }
+    return atomic_load(&entry->reset_to_default) ? default_action() : action;
+}
+
+int ss_signal_take(int signo, void (*handler)(int, siginfo_t *, void *)) {
+    struct sigaction action, previous;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = handler;
+    /* SA_ONSTACK: a SIGSEGV from a stack overflow can only be delivered on the
+     * program's alternate stack, if it has one. */
+    action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    /* Every asynchronous signal waits while the engine's handler runs, so that no
+     * other handler can jump out of it half-way (a slot claimed but never
+     * published would stop the reader). Faults stay deliverable. */
+    sigfillset(&action.sa_mask);
+    for (int fault = 0, faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP}; fault < 5; fault++)
+        if (faults[fault] != signo) sigdelset(&action.sa_mask, faults[fault]);
+    if (ss_real_sigaction(signo, &action, &previous) != 0) return -1;
+    if (find_virtualized(signo)) return 0; /* taken before: the program's action is already remembered */
+    for (int i = 0; i < VIRTUALIZED_CAPACITY; i++) {
+        if (atomic_load(&virtualized[i].signo) == 0) {
+            virtualized[i].action = previous;
+            atomic_store(&virtualized[i].signo, signo);
+            return 0;
+        }
+    }
+    return -1;
+}
+
 void ss_chain_to_program(int signo, siginfo_t *info, void *context) {
     virtualized_signal *entry = find_virtualized(signo);
-    struct sigaction action = entry ? entry->actions[atomic_load(&entry->index)] : default_action();
+    struct sigaction action = entry ? load_program_action(entry) : default_action();
     if (!(action.sa_flags & SA_SIGINFO) && action.sa_handler == SIG_IGN) return;
     if (!(action.sa_flags & SA_SIGINFO) && action.sa_handler == SIG_DFL) {
         /* What the program would have met: the default action. A fault
@@ -98,24 +123,24 @@ void ss_chain_to_program(int signo, siginfo_t *info, void *context) {
         syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), signo);
         return;
     }
-    sigset_t previous;
-    int masked = !sigisemptyset(&action.sa_mask);
-    if (masked) pthread_sigmask(SIG_BLOCK, &action.sa_mask, &previous);
-    if ((action.sa_flags & SA_RESETHAND) && entry) {
-        struct sigaction reset = default_action();
-        store_program_action(entry, &reset);
-    }
+    if ((action.sa_flags & SA_RESETHAND) && entry) atomic_store(&entry->reset_to_default, 1);
+    /* The mask the kernel would have set for the program's handler: the
+     * interrupted code's, plus its sa_mask, plus the signal unless SA_NODEFER. */
+    sigset_t mask = ((const ucontext_t *)context)->uc_sigmask, previous;
+    sigorset(&mask, &mask, &action.sa_mask);
+    if (!(action.sa_flags & SA_NODEFER)) sigaddset(&mask, signo);
+    pthread_sigmask(SIG_SETMASK, &mask, &previous);
     if (action.sa_flags & SA_SIGINFO)
         action.sa_sigaction(signo, info, context);
     else
         action.sa_handler(signo);
-    if (masked) pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
 }
 
 int sigaction(int signo, const struct sigaction *action, struct sigaction *previous) {
     virtualized_signal *entry = find_virtualized(signo);
     if (!entry) return ss_real_sigaction(signo, action, previous);
-    if (previous) *previous = entry->actions[atomic_load(&entry->index)];
+    if (previous) *previous = load_program_action(entry);
     if (action) store_program_action(entry, action);
     return 0;
 }

@@ -74,6 +74,10 @@ int ss_thread_attach(int32_t tid, int replace) {
     if (!ss_engine_running()) return -ESRCH;
     int result = 0;
     pthread_mutex_lock(&registry_lock);
+    if (!ss_engine_running()) { /* stopped meanwhile: a timer made now would outlive the session */
+        pthread_mutex_unlock(&registry_lock);
+        return -ESRCH;
+    }
     attached_thread *existing = find(tid);
     if (existing && replace) { release(existing); existing = NULL; }
     if (!existing) {

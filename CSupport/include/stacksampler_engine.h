@@ -23,9 +23,6 @@ typedef enum {
     SS_MODE_WALL = 1, /**< caller sends ss_signal_thread() on a wall-clock schedule (SIGPROF, queued with the cookie) */
 } ss_mode;
 
-/** Frames of a sample (flexible array members do not reach Swift). */
-static inline const uintptr_t *ss_sample_frames(const void *sample);
-
 /** Sample flags. */
 enum {
     SS_SAMPLE_TRUNCATED = 1u << 0,   /**< deeper than the configured maximum depth */
@@ -53,7 +50,7 @@ static inline const uintptr_t *ss_sample_frames(const void *sample) {
 
 /** Engine configuration, fixed between ss_engine_init() and process exit. */
 typedef struct {
-    ss_mode mode;
+    ss_mode mode;         /**< what triggers samples */
     uint64_t period_ns;   /**< sampling period */
     uint32_t max_depth;   /**< frames kept per sample (deeper stacks are truncated) */
     uint32_t buffer_slots;/**< samples the buffer holds before dropping */
@@ -62,12 +59,12 @@ typedef struct {
 /** Engine error codes (negative) and success (0). */
 enum {
     SS_OK = 0,
-    SS_ERR_ALREADY_RUNNING = -1,
-    SS_ERR_NO_UNWINDER = -2,   /**< libunwind.so.8 could not be loaded */
-    SS_ERR_NO_SIGNAL = -3,     /**< no free signal for this mode */
-    SS_ERR_NO_MEMORY = -4,
-    SS_ERR_BAD_CONFIG = -5,
-    SS_ERR_NOT_RUNNING = -6,
+    SS_ERR_ALREADY_RUNNING = -1, /**< ss_engine_init while sampling */
+    SS_ERR_NO_UNWINDER = -2,     /**< libunwind.so.8 could not be loaded */
+    SS_ERR_NO_SIGNAL = -3,       /**< no free signal for this mode */
+    SS_ERR_NO_MEMORY = -4,       /**< the buffer could not be reserved */
+    SS_ERR_BAD_CONFIG = -5,      /**< a value out of range, or a buffer size changed between sessions */
+    SS_ERR_NOT_RUNNING = -6,     /**< not sampling */
 };
 
 /** Prepares the engine: loads the unwinder privately, reserves the buffer,
@@ -84,6 +81,7 @@ int ss_engine_running(void);
 /** The signal number in use, and whether it is SIGPROF (usual, both modes)
  *  or a substitute because the program had a handler on SIGPROF. */
 int ss_engine_signal(void);
+/** Nonzero when ss_engine_signal() is a substitute for SIGPROF (see above). */
 int ss_engine_signal_substituted(void);
 
 /** Warms the unwinder on the calling thread (allocates its caches outside

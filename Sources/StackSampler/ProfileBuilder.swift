@@ -17,6 +17,7 @@ enum ProfileBuilder {
         func name(of address: UInt) -> String { frames[address]?.name ?? symbolizer.symbolize(address).name }
     }
 
+    /// The profile of a finished session: what `sampler` counted, named now, ended at `endNanoseconds`.
     static func build(from counted: StackAggregator, sampler: SamplerThread, endNanoseconds: UInt64) -> Profile {
         let stacks = counted.counts.map { key, count in
             Profile.Stack(thread: key.thread, addresses: key.frames.reversed(), count: count, isTruncated: key.truncated)

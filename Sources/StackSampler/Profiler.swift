@@ -7,7 +7,7 @@ public enum Profiler {
     /// The running session and the process that started it: a child made by
     /// fork() inherits this memory but not the sampler thread, so a session
     /// of another pid is a parent's, discarded rather than joined.
-    private struct Session: @unchecked Sendable {
+    private struct Session: Sendable {
         var sampler: SamplerThread
         var ownerPID: pid_t
         var isOwn: Bool { ownerPID == getpid() }
@@ -54,13 +54,14 @@ public enum Profiler {
 
     /// Stops sampling and returns the symbolized profile. Throws `.notRunning` without a session.
     public static func stop() throws(ProfilerError) -> Profile {
-        let sampler = try session.withLock { (current: inout Session?) throws(ProfilerError) -> SamplerThread in
+        let end = ss_now_ns()
+        // The session stays locked until its sampler has drained the engine's buffer for the
+        // last time: a `start` meanwhile would give the buffer a second reader.
+        let (sampler, counted) = try session.withLock { (current: inout Session?) throws(ProfilerError) -> (SamplerThread, StackAggregator) in
             defer { current = nil }
             guard let running = current, running.isOwn else { throw .notRunning }
-            return running.sampler
+            return (running.sampler, running.sampler.finish())
         }
-        let end = ss_now_ns()
-        let counted = sampler.finish()
         return ProfileBuilder.build(from: counted, sampler: sampler, endNanoseconds: end)
     }
 }

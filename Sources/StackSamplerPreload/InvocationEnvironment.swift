@@ -12,6 +12,7 @@ struct InvocationEnvironment: Sendable {
     var configuration: InvocationConfiguration?
     /// Where to write the invocations, if anywhere, and in which format.
     var outputPath: String?
+    /// The format of that file.
     var format: InvocationFormat
 
     /// Reads the variables; `pid` replaces `%p` in paths.

@@ -39,16 +39,16 @@ public func stacksamplerPreloadMain() {
 /// in the path it profiles itself into its own file; without, it stays idle
 /// (the exit handler sees that it is not the owner).
 private func startInForkedChild() {
-    guard let session = preloadSession.withLock({ $0 }), session.settings.isPerProcess else { return }
-    var configuration = session.settings.configuration
-    configuration.recordingPath = getenv("STACKSAMPLER_RAW").map { String(cString: $0).replacingPercentP(with: String(getpid())) }
+    guard let inherited = preloadSession.withLock({ $0 }), inherited.settings.isPerProcess else { return }
+    // Read again, so that every %p path (stream, invocations, stalls) names this process.
+    guard let settings = try? PreloadSettings.fromEnvironment() else { return }
     do {
-        try Profiler.start(configuration)
+        try Profiler.start(settings.configuration)
     } catch {
         report("\(error); forked process \(getpid()) is not profiled")
         return
     }
-    preloadSession.withLock { $0 = PreloadSession(settings: session.settings, ownerPID: getpid()) }
+    preloadSession.withLock { $0 = PreloadSession(settings: settings, ownerPID: getpid()) }
 }
 
 /// Whether this process should write the output. A program started by the
@@ -90,12 +90,15 @@ private func writeProfileAtExit() {
     if summaryPath == "-" {
         writeStandardError(text)
     } else {
-        try? writeText(text, to: summaryPath)
+        writeText(text, to: summaryPath)
     }
 }
 
-private func writeText(_ text: String, to path: String) throws {
-    guard let file = fopen(path, "w") else { return }
+private func writeText(_ text: String, to path: String) {
+    guard let file = fopen(path, "w") else {
+        report("cannot write the summary to \(path): \(String(cString: strerror(errno)))")
+        return
+    }
     fputs(text, file)
     fclose(file)
 }

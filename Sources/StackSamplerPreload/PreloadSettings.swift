@@ -9,14 +9,18 @@ import StackSampler
 /// `STACKSAMPLER_DEBUG_ROOT`, `STACKSAMPLER_SPECIALIZATIONS`, `STACKSAMPLER_LINES`,
 /// and the invocation variables (`InvocationEnvironment`).
 struct PreloadSettings: Sendable {
-    /// The variable that names the output, and the one marking the process that owns an output without `%p`.
+    /// The variable that names the outputs.
     static let outputVariable = "STACKSAMPLER_OUTPUT"
+    /// The variable marking the process that owns outputs without `%p` (set by that process).
     static let ownerVariable = "STACKSAMPLER_OWNER_PID"
 
     /// The outputs as given, `%p` not yet replaced.
     var outputPatterns: [OutputTarget]
+    /// The summary's destination as given (`-` for stderr), `%p` not yet replaced.
     var summaryPattern: String?
+    /// The session's settings.
     var configuration: ProfilerConfiguration
+    /// How the outputs are drawn (per-thread and process roots, icicle).
     var options: ExportOptions
 
     /// The outputs of this process.

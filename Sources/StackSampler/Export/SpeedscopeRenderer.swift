@@ -65,7 +65,7 @@ enum SpeedscopeRenderer: ProfileRenderer {
             json.endObject()
         }
         json.endArray()
-        json.field("name", profile.headline + " (" + profile.settingsLine + ")")
+        json.field("name", profile.headline + " (" + ([profile.settingsLine, profile.measurementLine].compactMap { $0 }.joined(separator: "; ")) + ")")
         json.field("activeProfileIndex", 0)
         json.field("exporter", "StackSampler")
         json.endObject()

@@ -16,6 +16,7 @@ struct InvocationRecorder {
     mutating func record(_ sample: UnsafePointer<ss_sample>, thread: Int) {
         let header = sample.pointee
         let incomplete = UInt32(SS_SAMPLE_TRUNCATED) | UInt32(SS_SAMPLE_LEAF_ONLY) | UInt32(SS_SAMPLE_UNWIND_FAILED)
+            | UInt32(SS_SAMPLE_UNWIND_FAULTED)
         let frames = UnsafeBufferPointer(start: ss_sample_frames(sample), count: Int(header.depth))
         tracker.record(thread: thread, leafFirst: frames, isComplete: UInt32(header.flags) & incomplete == 0, at: header.time_ns)
     }

@@ -21,6 +21,7 @@ final class SamplerThread: @unchecked Sendable {
     /// How often each thread's signal mask is checked (a thread that blocks the signal is never sampled).
     private static let maskCheckIntervalNanoseconds: UInt64 = 500_000_000
 
+    /// The session's settings.
     let configuration: ProfilerConfiguration
     private let stopRequested = Atomic<Bool>(false)
     private let ownTID = Atomic<Int32>(0)
@@ -44,10 +45,12 @@ final class SamplerThread: @unchecked Sendable {
     private var lastMaskCheck: UInt64 = 0
     /// Wall mode: where each thread was blocked when last looked at (see `isStill`).
     private var blockedAtLastTick: [Int32: String] = [:]
+    /// The sampler's own thread.
     private var handle = pthread_t()
+    /// Monotonic time the session started, in ns.
     private(set) var startTime: UInt64 = 0
+    /// Wall-mode ticks this thread woke too late for (counted with the stacks found then).
     private(set) var missedTicks = 0
-    private(set) var signalsSent = 0
     /// Engine counters when the session started (they run for the life of the process).
     private(set) var handlerTimingAtStart = HandlerTiming.snapshot()
     private(set) var droppedAtStart: UInt64 = 0
@@ -154,6 +157,7 @@ final class SamplerThread: @unchecked Sendable {
             for _ in 0..<(signalOutstanding.removeValue(forKey: tid)?.owedTicks ?? 0) {
                 if let owed = aggregator.repeatLast(tid, at: sample.pointee.time_ns) {
                     stream?.sample(owed, at: sample.pointee.time_ns, threads: aggregator.threads)
+                    invocations?.repeatLast(thread: owed.thread, at: sample.pointee.time_ns)
                 }
             }
             invocations?.record(sample, thread: stack.thread)
@@ -187,7 +191,7 @@ final class SamplerThread: @unchecked Sendable {
         }
     }
 
-    /// Reused by every tick, so that a wall tick allocates nothing.
+    /// Reused by every tick, rather than an array allocated per tick.
     private var attachedBuffer = [Int32](repeating: 0, count: 256)
 
     private func attachedThreads() -> ArraySlice<Int32> {
@@ -250,7 +254,6 @@ final class SamplerThread: @unchecked Sendable {
     /// Signals `tid` for a sample that stands for `due` ticks.
     private func signal(_ tid: Int32, at now: UInt64, due: Int) {
         if ss_signal_thread(tid) == 0 {
-            signalsSent += 1
             signalOutstanding[tid] = OutstandingSignal(sentAt: now, owedTicks: due - 1)
         }
     }

@@ -69,7 +69,6 @@ struct StackAggregator: Sendable {
         counts[key, default: 0] += 1
         threads[index].samples += 1
         threads[index].taken += 1
-        threads[index].repeatedSamples += 1
         threads[index].lastSeen = time
         return key
     }

@@ -9,8 +9,6 @@ struct ThreadRecord: Sendable, Equatable {
     var samples = 0
     /// Samples actually taken (a cpu-mode sample that stands for several periods counts once).
     var taken = 0
-    /// Wall-mode samples recorded without a signal because the thread had not run.
-    var repeatedSamples = 0
     /// CPU time of the thread when first seen and when last seen, in ns.
     var firstCPU: Int64 = -1
     var lastCPU: Int64 = -1

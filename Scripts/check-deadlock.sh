@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs the loader-lock hazard (Tests/Programs/loader_churn.cpp: dlopen/dlclose, C++ exceptions
+# and dl_iterate_phdr on three threads) many times under StackSampler at 1 ms, in cpu and wall
+# mode, each run bounded by a timeout, and counts the runs that finished, failed or hung.
+#
+#   Scripts/check-deadlock.sh [RUNS_PER_MODE]     (default 100)
+#
+# Prints one line per mode and exits non-zero if any run hung or failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs="${1:-100}"
+Scripts/setup.sh
+swift build -c release >/dev/null
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+g++ -O2 -pthread -o "$work/loader_churn" Tests/Programs/loader_churn.cpp
+gcc -O2 -shared -fPIC -o "$work/plugin.so" Tests/Programs/plugin.c
+library="$PWD/.build/release/libStackSamplerPreload.so"
+status=0
+for mode in cpu wall; do
+  finished=0 failed=0 hung=0
+  start=$(date +%s.%N)
+  for _ in $(seq "$runs"); do
+    set +e
+    STACKSAMPLER_MODE=$mode STACKSAMPLER_PERIOD=1ms STACKSAMPLER_OUTPUT="$work/out.folded" LD_PRELOAD="$library" \
+      timeout -s KILL 60 "$work/loader_churn" 1500 "$work/plugin.so" >/dev/null 2>"$work/stderr"
+    code=$?
+    set -e
+    if [ "$code" -eq 0 ]; then finished=$((finished + 1))
+    elif [ "$code" -eq 137 ]; then hung=$((hung + 1))
+    else failed=$((failed + 1)); echo "run failed with status $code: $(head -c 300 "$work/stderr")" >&2
+    fi
+  done
+  seconds=$(echo "$(date +%s.%N) - $start" | bc)
+  echo "loader lock, $mode mode at 1 ms: $runs runs, $finished finished, $failed failed, $hung hung (killed after 60 s); ${seconds%.*} s in all"
+  [ "$failed" -eq 0 ] && [ "$hung" -eq 0 ] || status=1
+done
+exit "$status"
