@@ -27,7 +27,7 @@ public struct ProfilerConfiguration: Sendable {
     public var invocations: InvocationConfiguration?
 
     /// Creates a configuration; the defaults sample every 10 ms of CPU time, 256 frames deep.
-    public init(period: Duration = .milliseconds(10), mode: SamplingMode = .cpu, maxDepth: Int = 256, bufferSlots: Int = 4096,
+    public init(period: Duration = .milliseconds(10), mode: SamplingMode = .cpu, maxDepth: Int = 256, bufferSlots: Int = 1024,
                 invocations: InvocationConfiguration? = nil) {
         self.period = period
         self.mode = mode

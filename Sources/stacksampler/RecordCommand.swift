@@ -27,7 +27,7 @@ struct RecordCommand: ParsableCommand {
     var maxDepth: Int = 256
 
     @Option(help: "Samples the buffer holds between two drains (every 20 ms; every tick in wall mode); beyond it samples are dropped and counted. Memory: about 2 KB per sample at the default depth.")
-    var bufferSize: Int = 4096
+    var bufferSize: Int = 1024
 
     @Flag(help: "Profile the whole process tree (fork and exec) into one profile, with a root frame [name pid=N] per process.")
     var followChildren = false
