@@ -22,10 +22,11 @@ attribution_seconds=5
 repeats=3
 startup_runs=300
 max_wait=240
+deadlock_runs=300
 output=BENCHMARKS.md
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) rounds=3; seconds=0.5; repeats=1; startup_runs=60; attribution_seconds=2; max_wait=0; shift ;;
+    --quick) rounds=3; seconds=0.5; repeats=1; startup_runs=60; attribution_seconds=2; max_wait=0; deadlock_runs=5; shift ;;
     --max-wait) max_wait="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --seconds) seconds="$2"; shift 2 ;;
@@ -108,5 +109,7 @@ step "handler time at 30-frame stacks"
 "${helper[@]}" handler
 step "start-up time of /bin/true, $startup_runs runs per variant"
 "${helper[@]}" startup --runs "$startup_runs"
+step "loader lock: loader_churn under 1 kHz sampling, $deadlock_runs runs per mode"
+Scripts/check-deadlock.sh "$deadlock_runs" | tee "$work/deadlock.txt" >&2
 "${helper[@]}" report --output "$output"
 step "done: $output"

@@ -739,6 +739,18 @@ def cmd_report(args):
         w(f"| {attr_labels[c]} | {samples:.0f} | " + " | ".join(cells) + f" | {worst:.1f} pp | ≤ 3 pp |")
     w("")
 
+    deadlock = os.path.join(args.work, "deadlock.txt")
+    if os.path.exists(deadlock):
+        w("## Loader lock: dlopen, exceptions and dl_iterate_phdr under 1 kHz sampling")
+        w("")
+        w("`Scripts/check-deadlock.sh` runs Tests/Programs/loader_churn.cpp (three threads: dlopen/dlclose of a "
+          "library, C++ throw/catch, dl_iterate_phdr, 1500 rounds) under StackSampler at 1 ms, each run killed "
+          "if it has not finished after 60 s:")
+        w("")
+        with open(deadlock) as f:
+            for line in f.read().splitlines():
+                w(f"- {line}")
+        w("")
     w("## Commands")
     w("")
     w("```")
