@@ -108,6 +108,16 @@ int ss_spawn_unsampled_thread(pthread_t *thread, void *(*start)(void *), void *a
  *  sampling; it is the profiler's, not the program's, so profiles omit it. */
 #define SS_THREAD_TRAMPOLINE_NAME "stacksampler_thread_trampoline"
 
+/** Clears an earlier ss_sampler_wake(), before a session's sampler thread starts. */
+void ss_sampler_sleep_reset(void);
+
+/** Sleeps until CLOCK_MONOTONIC time `deadline_ns`, or until ss_sampler_wake() is called
+ *  (also if it was called before). Returns 1 if woken, 0 at the deadline. */
+int ss_sampler_sleep_until(uint64_t deadline_ns);
+
+/** Ends the sampler thread's current and every later sleep (stopping the session). */
+void ss_sampler_wake(void);
+
 /** Excludes the calling thread from sampling (the sampler thread itself). */
 void ss_thread_exclude_current(void);
 

@@ -76,6 +76,7 @@ final class SamplerThread: @unchecked Sendable {
             invocations = try InvocationRecorder(settings: settings, period: configuration.periodNanoseconds, mode: configuration.mode)
         }
         scanThreads(initial: true)
+        ss_sampler_sleep_reset()
         let context = Unmanaged.passRetained(self).toOpaque()
         let status = ss_spawn_unsampled_thread(&handle, { context in
             let sampler = Unmanaged<SamplerThread>.fromOpaque(context!).takeRetainedValue()
@@ -91,6 +92,7 @@ final class SamplerThread: @unchecked Sendable {
     /// Stops the loop, disarms the engine and returns everything counted.
     func finish() -> StackAggregator {
         stopRequested.store(true, ordering: .releasing)
+        ss_sampler_wake()
         pthread_join(handle, nil)
         ss_engine_stop()
         drain()
@@ -119,7 +121,7 @@ final class SamplerThread: @unchecked Sendable {
         var nextWake = ss_now_ns() + interval
         var lastScan = ss_now_ns()
         while !stopRequested.load(ordering: .acquiring) {
-            sleep(until: nextWake)
+            if ss_sampler_sleep_until(nextWake) != 0 { break }
             let now = ss_now_ns()
             // Ticks due since the last one: more than one when this thread was kept off the CPU.
             let due = now >= nextWake ? Int((now - nextWake) / interval) + 1 : 1
@@ -141,11 +143,6 @@ final class SamplerThread: @unchecked Sendable {
             nextWake += UInt64(due) * interval
         }
         ownCPUNanoseconds = UInt64(max(0, ss_thread_cpu_time_ns(ss_current_tid())))
-    }
-
-    private func sleep(until deadline: UInt64) {
-        var target = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &target, nil) == EINTR {}
     }
 
     private func drain() {
