@@ -135,6 +135,10 @@ void ss_module_cache_refresh(void);
 /** Counts the refreshes that found the module list changed (dlopen, dlclose). */
 uint64_t ss_module_cache_generation(void);
 
+/** Faults the sample buffer's pages in, so that no handler takes a page fault
+ *  writing a sample. Called by the sampler thread as it starts, off the program's path. */
+void ss_buffer_prefault(void);
+
 /** Next sample ready for reading, or NULL. Single reader only. */
 const ss_sample *ss_buffer_peek(void);
 

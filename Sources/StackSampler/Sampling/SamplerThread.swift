@@ -116,6 +116,7 @@ final class SamplerThread: @unchecked Sendable {
 
     private func run() {
         ss_thread_exclude_current()
+        ss_buffer_prefault()
         ownTID.store(ss_current_tid(), ordering: .relaxed)
         let interval = configuration.mode == .wall ? configuration.periodNanoseconds : Self.cpuModeDrainIntervalNanoseconds
         var nextWake = ss_now_ns() + interval
