@@ -43,33 +43,50 @@ struct SymbolTable: Sendable {
     /// bounding unsized symbols by `functions`. Symbols sharing an address (aliases, or one
     /// function listed by two sources) keep one entry: the largest, then the first seen.
     init(sources: [SymbolSource], functions: FunctionRanges) {
-        let all = sources.enumerated().flatMap { source in source.element.symbols.map { (source: source.offset, symbol: $0) } }
-        let sorted = all.enumerated().sorted { lhs, rhs in
-            let (left, right) = (lhs.element.symbol, rhs.element.symbol)
-            if left.value != right.value { return left.value < right.value }
-            if left.size != right.size { return left.size > right.size }
-            return lhs.offset < rhs.offset
-        }.map(\.element)
-        var unique: [(source: Int, symbol: RawFunctionSymbol)] = []
-        unique.reserveCapacity(sorted.count)
-        for item in sorted where unique.last?.symbol.value != item.symbol.value { unique.append(item) }
+        var candidates: [SortKey] = []
+        candidates.reserveCapacity(sources.reduce(0) { $0 + $1.symbols.count })
+        for (sourceIndex, source) in sources.enumerated() {
+            for (symbolIndex, symbol) in source.symbols.enumerated() {
+                candidates.append(SortKey(value: symbol.value, inverseSize: ~symbol.size,
+                                          source: Int32(sourceIndex), index: Int32(symbolIndex)))
+            }
+        }
+        candidates.sort()
+        var unique: [SortKey] = []
+        unique.reserveCapacity(candidates.count)
+        for candidate in candidates where unique.last?.value != candidate.value { unique.append(candidate) }
 
         entries.reserveCapacity(unique.count)
-        for (index, item) in unique.enumerated() {
-            let symbol = item.symbol
+        names.reserveCapacity(unique.count * 32)
+        for (position, key) in unique.enumerated() {
+            let source = sources[Int(key.source)]
+            let symbol = source.symbols[Int(key.index)]
             let end: UInt64
             if symbol.size > 0 {
                 end = symbol.value &+ symbol.size
             } else {
                 guard let function = functions.range(startingAt: symbol.value) else { continue }
-                let next = index + 1 < unique.count ? unique[index + 1].symbol.value : UInt64.max
+                let next = position + 1 < unique.count ? unique[position + 1].value : UInt64.max
                 end = min(next, symbol.sectionEnd ?? UInt64.max, function.upperBound)
             }
             guard end > symbol.value, names.count < Int(UInt32.max),
-                  let cName = sources[item.source].name(symbol.nameOffset) else { continue }
+                  let cName = source.name(symbol.nameOffset) else { continue }
             let offset = UInt32(names.count)
             names.append(contentsOf: UnsafeRawBufferPointer(start: cName, count: strlen(cName) + 1))
             entries.append(Entry(start: symbol.value, end: end, nameOffset: offset))
+        }
+    }
+
+    /// Order of the symbols while the table is built: by address, the largest first, then in
+    /// the order of the sources. A small value type, so that sorting a large table is cheap.
+    private struct SortKey: Comparable {
+        var value: UInt64
+        var inverseSize: UInt64
+        var source: Int32
+        var index: Int32
+
+        static func < (lhs: SortKey, rhs: SortKey) -> Bool {
+            (lhs.value, lhs.inverseSize, lhs.source, lhs.index) < (rhs.value, rhs.inverseSize, rhs.source, rhs.index)
         }
     }
 
