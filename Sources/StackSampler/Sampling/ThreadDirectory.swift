@@ -7,7 +7,7 @@ enum ThreadDirectory {
 
     /// Whether thread `tid` blocks signal `signo` (from `SigBlk` in its status), or nil if it has exited.
     static func blocks(_ tid: Int32, signal signo: Int32) -> Bool? {
-        guard let status = FileIO.readText("/proc/self/task/\(tid)/status", limit: 8192),
+        guard let status = FileIO.readProcText("/proc/self/task/\(tid)/status", limit: 8192),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
               let mask = UInt64(line.dropFirst("SigBlk:".count).drop(while: { $0 == " " || $0 == "\t" }), radix: 16)
         else { return nil }
@@ -16,7 +16,7 @@ enum ThreadDirectory {
 
     /// The thread's name (`comm`), or nil once it has exited.
     static func name(of tid: Int32) -> String? {
-        guard let text = FileIO.readText("/proc/self/task/\(tid)/comm", limit: 64) else { return nil }
+        guard let text = FileIO.readProcText("/proc/self/task/\(tid)/comm", limit: 64) else { return nil }
         return text.hasSuffix("\n") ? String(text.dropLast()) : text
     }
 
@@ -26,7 +26,7 @@ enum ThreadDirectory {
     /// read settles most of those.
     static func blockedPosition(of tid: Int32) -> String? {
         for _ in 0..<2 {
-            guard let text = FileIO.readText("/proc/self/task/\(tid)/syscall", limit: 256), !text.isEmpty else { return nil }
+            guard let text = FileIO.readProcText("/proc/self/task/\(tid)/syscall", limit: 256), !text.isEmpty else { return nil }
             if !text.hasPrefix("running") { return text }
         }
         return nil

@@ -7,15 +7,33 @@ enum FileIO {
         readBytes(path, limit: limit).map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// A /proc file of at most `limit` bytes, in one read: the kernel hands a whole small
+    /// /proc file over in the first read, so the read that would find its end is left out
+    /// (the sampler thread reads these on every tick). Nil if it cannot be read.
+    static func readProcText(_ path: String, limit: Int) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: limit)
+        var count: Int
+        repeat {
+            count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        } while count < 0 && errno == EINTR
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[0..<count], as: UTF8.self)
+    }
+
     /// The bytes of a file, up to `limit`, or nil if it cannot be read.
     static func readBytes(_ path: String, limit: Int = 1 << 30) -> [UInt8]? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
+        // Sized to the limit: the sampler thread reads small /proc files on every tick.
+        var chunk = [UInt8](repeating: 0, count: min(limit, 65536))
         while bytes.count < limit {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            let wanted = min(chunk.count, limit - bytes.count)
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, wanted) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
             bytes.append(contentsOf: chunk[0..<count])
