@@ -15,9 +15,17 @@ final class SamplerThread: @unchecked Sendable {
     private static let unmovedNanoseconds: Int64 = 5_000
     /// A signal whose sample has not arrived by then is taken as lost (dropped, or a thread that blocks it).
     private static let outstandingSignalNanoseconds: UInt64 = 100_000_000
-    /// In cpu mode the sampler only drains: at most HZ samples per thread per second arrive,
-    /// so 20 ms of them fit the default buffer for some 800 busy threads.
-    private static let cpuModeDrainIntervalNanoseconds: UInt64 = 20_000_000
+    /// In cpu mode the sampler only drains, as seldom as the buffer allows: CPU timers fire at
+    /// most `rate` times per CPU-second, so all cores together fill it at most at cores x rate
+    /// samples a second (rate capped at 1000, the fastest scheduler tick). The buffer is drained
+    /// when a quarter full at that pace, at most every 100 ms (every 100 ms on 2 cores at
+    /// 100 Hz with the default 1024 slots; 40 ms on 64 cores), and at least every 5 ms.
+    private static func cpuModeDrainInterval(_ configuration: ProfilerConfiguration) -> UInt64 {
+        let cores = UInt64(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let rate = min(1000, 1_000_000_000 / max(1, configuration.periodNanoseconds))
+        let quarterFull = UInt64(configuration.bufferSlots) * 1_000_000_000 / (4 * cores * max(1, rate))
+        return min(100_000_000, max(5_000_000, quarterFull))
+    }
     /// How often each thread's signal mask is checked (a thread that blocks the signal is never sampled).
     private static let maskCheckIntervalNanoseconds: UInt64 = 500_000_000
 
@@ -43,6 +51,9 @@ final class SamplerThread: @unchecked Sendable {
     }
     private var signalOutstanding: [Int32: OutstandingSignal] = [:]
     private var lastMaskCheck: UInt64 = 0
+    /// Samples each thread had taken at its last mask check: a thread that took some since
+    /// evidently receives the signal, and its mask is not read (a /proc status read is slow).
+    private var takenAtMaskCheck: [Int32: Int] = [:]
     /// Wall mode: where each thread was blocked when last looked at (see `isStill`).
     private var blockedAtLastTick: [Int32: String] = [:]
     /// The sampler's own thread.
@@ -118,7 +129,7 @@ final class SamplerThread: @unchecked Sendable {
         ss_thread_exclude_current()
         ss_buffer_prefault()
         ownTID.store(ss_current_tid(), ordering: .relaxed)
-        let interval = configuration.mode == .wall ? configuration.periodNanoseconds : Self.cpuModeDrainIntervalNanoseconds
+        let interval = configuration.mode == .wall ? configuration.periodNanoseconds : Self.cpuModeDrainInterval(configuration)
         var nextWake = ss_now_ns() + interval
         var lastScan = ss_now_ns()
         while !stopRequested.load(ordering: .acquiring) {
@@ -174,6 +185,7 @@ final class SamplerThread: @unchecked Sendable {
             ss_thread_detach(tid)
             if let thread = aggregator.threadEnded(tid) { invocations?.threadEnded(thread: thread) }
             cpuWhenStackKnown[tid] = nil
+            takenAtMaskCheck[tid] = nil
             signalOutstanding[tid] = nil
             blockedAtLastTick[tid] = nil
         }
@@ -183,9 +195,21 @@ final class SamplerThread: @unchecked Sendable {
             let cpu = ss_thread_cpu_time_ns(tid)
             guard cpu >= 0 else { continue }
             aggregator.observe(tid, cpu: cpu, name: ThreadDirectory.name(of: tid), bornDuringSession: !initial, at: now)
-            if checkMasks, let blocked = ThreadDirectory.blocks(tid, signal: ss_engine_signal()) {
-                aggregator.noteSignalBlocked(tid, blocked, at: now)
-            }
+            if checkMasks { checkMask(tid, at: now) }
+        }
+    }
+
+    /// Notes whether `tid` blocks the signal, unless it took samples since its last check.
+    private func checkMask(_ tid: Int32, at now: UInt64) {
+        let taken = aggregator.takenSamples(tid)
+        if let taken, let before = takenAtMaskCheck[tid], taken > before {
+            takenAtMaskCheck[tid] = taken
+            aggregator.noteSignalBlocked(tid, false, at: now)
+            return
+        }
+        takenAtMaskCheck[tid] = taken ?? 0
+        if let blocked = ThreadDirectory.blocks(tid, signal: ss_engine_signal()) {
+            aggregator.noteSignalBlocked(tid, blocked, at: now)
         }
     }
 

@@ -57,7 +57,12 @@ struct StackAggregator: Sendable {
         return key
     }
 
-    /// Whether thread `tid` has a stack that can be counted again.
+    /// Samples taken so far from live thread `tid`, or nil if it is not known.
+    func takenSamples(_ tid: Int32) -> Int? {
+        threadIndexByTID[tid].map { threads[$0].taken }
+    }
+
+    /// Whether live thread `tid` has a last stack to repeat.
     func hasStack(_ tid: Int32) -> Bool {
         threadIndexByTID[tid].map { lastStack[$0] != nil } ?? false
     }
