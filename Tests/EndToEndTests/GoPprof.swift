@@ -12,11 +12,12 @@ enum GoPprof {
     /// Why tests that need it are skipped.
     static let skipReason: Comment = "go is not installed (apt-get install golang-go, or run Scripts/check-pprof.sh)"
 
-    /// Self samples of the functions that have any, from `go tool pprof -top -sample_index=samples`.
+    /// Self samples of the functions that have any, from `go tool pprof -top -sample_index=samples`
+    /// (all of them: by default pprof leaves out functions under 0.5 % of the samples).
     static func selfSamples(_ profile: String, in directory: String) throws -> [String: Int] {
         var counts: [String: Int] = [:]
         var inTable = false
-        for line in try run(["-top", "-sample_index=samples", profile], in: directory).split(separator: "\n") {
+        for line in try run(["-top", "-nodefraction=0", "-nodecount=1000000", "-sample_index=samples", profile], in: directory).split(separator: "\n") {
             let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
             if fields.first == "flat" { inTable = true; continue }
             guard inTable, fields.count == 6, let flat = Int(fields[0]), flat > 0 else { continue }
