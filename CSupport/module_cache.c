@@ -7,14 +7,20 @@
  * refreshed when the loader's add/remove counters move. Every other caller
  * gets the real dl_iterate_phdr.
  *
- * Two buffers: the sampler writes only the one not published, and only once
+ * Two buffers: a refresh writes only the one not published, and only once
  * no handler still reads it; a handler announces itself as a reader, then
  * checks the buffer is still the published one, so it never waits.
+ *
+ * dlclose is interposed to refresh the copy as soon as a module is gone, so
+ * that handlers do not go on reading the tables of unmapped code until the
+ * sampler's next wake. (dlopen is not: the loader resolves a dlopen's
+ * RUNPATH and $ORIGIN from its caller, which an interposer would replace.)
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
 
 #include <link.h>
+#include <pthread.h>
 #include <sched.h>
 
 typedef int (*phdr_callback)(struct dl_phdr_info *, size_t, void *);
@@ -32,6 +38,8 @@ static _Atomic int published = -1;
 static _Atomic int readers[2];
 static unsigned long long cached_adds = ~0ull, cached_subs = ~0ull;
 static _Atomic uint64_t generation;
+/* Refreshes come from the sampler thread and from threads calling dlclose. */
+static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
 
 SS_TLS int ss_tls_in_handler;
 
@@ -64,23 +72,38 @@ static int copy_module(struct dl_phdr_info *info, size_t size, void *data) {
 void ss_module_cache_refresh(void) {
     dl_iterate_phdr_fn real = real_dl_iterate_phdr();
     if (!real) return;
+    pthread_mutex_lock(&refresh_lock);
     loader_counters counters = {0, 0};
     real(read_counters, &counters);
-    if (counters.adds == cached_adds && counters.subs == cached_subs) return;
-    int target = atomic_load(&published) == 0 ? 1 : 0;
-    while (atomic_load(&readers[target]) != 0) sched_yield();
-    lists[target].count = 0;
-    real(copy_module, &lists[target]);
-    atomic_store(&published, target);
-    atomic_fetch_add(&generation, 1);
-    cached_adds = counters.adds;
-    cached_subs = counters.subs;
+    if (counters.adds != cached_adds || counters.subs != cached_subs) {
+        int target = atomic_load(&published) == 0 ? 1 : 0;
+        while (atomic_load(&readers[target]) != 0) sched_yield();
+        lists[target].count = 0;
+        real(copy_module, &lists[target]);
+        atomic_store(&published, target);
+        atomic_fetch_add(&generation, 1);
+        cached_adds = counters.adds;
+        cached_subs = counters.subs;
+    }
+    pthread_mutex_unlock(&refresh_lock);
 }
 
 void ss_module_cache_reset_after_fork(void) {
-    /* A thread of the parent may have been reading a list at fork(): it does not exist here. */
+    /* A thread of the parent may have been reading a list, or refreshing it, at fork():
+     * it does not exist here. */
     atomic_store(&readers[0], 0);
     atomic_store(&readers[1], 0);
+    pthread_mutex_init(&refresh_lock, NULL);
+}
+
+int dlclose(void *handle) {
+    static void *_Atomic real;
+    int (*real_dlclose)(void *) = (int (*)(void *))ss_next_symbol("dlclose", &real);
+    if (!real_dlclose) return -1;
+    int result = real_dlclose(handle);
+    /* Only once the engine has a copy to keep current (it made the first one at init). */
+    if (atomic_load(&published) >= 0) ss_module_cache_refresh();
+    return result;
 }
 
 uint64_t ss_module_cache_generation(void) { return atomic_load(&generation); }

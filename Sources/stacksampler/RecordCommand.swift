@@ -26,7 +26,7 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Frames kept per sample; deeper stacks are truncated and marked.")
     var maxDepth: Int = 256
 
-    @Option(help: "Samples the buffer holds between two drains (every 20 ms; every tick in wall mode); beyond it samples are dropped and counted. Memory: about 2 KB per sample at the default depth.")
+    @Option(help: "Samples the buffer holds between two drains (cpu mode: drained when it could be a quarter full, every 5-100 ms; wall mode: every tick); beyond it samples are dropped and counted. Memory: about 2 KB per sample at the default depth.")
     var bufferSize: Int = 1024
 
     @Flag(help: "Profile the whole process tree (fork and exec) into one profile, with a root frame [name pid=N] per process.")

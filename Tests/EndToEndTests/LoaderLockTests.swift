@@ -19,5 +19,16 @@ extension EndToEnd {
             let profile = try run.profile()
             #expect(profile.totalSamples > 0, "\(run.process)")
         }
+
+        @Test("dlclose refreshes the module list the handler is served, without waiting for the sampler thread")
+        func dlcloseRefreshesModuleCopy() throws {
+            let directory = try ScratchDirectory.make("loader-refresh")
+            let plugin = try TestProgram.plugin.executable()
+            // A 1 s period: the cpu-mode sampler thread then wakes only every 100 ms.
+            let run = try ProfiledRun.preload(.loaderChurn, ["1", plugin], settings: ["STACKSAMPLER_PERIOD": "1s"], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            let refreshes = try #require(ProgramOutput.integer("dlclose_refreshes", in: run.process.stdout), "\(run.process)")
+            #expect(refreshes >= 1)
+        }
     }
 }

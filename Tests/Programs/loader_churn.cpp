@@ -4,6 +4,9 @@
  * dl_iterate_phdr; the main thread spins. A profiler that takes the loader's lock
  * in its signal handler can deadlock here. Prints `dlopen N`, `exceptions N`,
  * `iterations N` (all fixed by argv[1]) and exits 0.
+ * Under StackSampler (its ss_module_cache_generation found with dlsym) it first prints
+ * `dlclose_refreshes N`: how often the engine's copy of the module list changed across one
+ * dlopen/dlclose pair, read at once after dlclose (before the sampler thread could wake).
  * Build: g++ -O2 -pthread -o loader_churn loader_churn.cpp -ldl */
 #include <dlfcn.h>
 #include <link.h>
@@ -60,6 +63,14 @@ int main(int argc, char **argv) {
     if (argc < 3) { std::fprintf(stderr, "usage: loader_churn ROUNDS LIBRARY\n"); return 2; }
     rounds = std::atol(argv[1]);
     library = argv[2];
+    auto generation = reinterpret_cast<unsigned long long (*)()>(dlsym(RTLD_DEFAULT, "ss_module_cache_generation"));
+    if (generation) {
+        const unsigned long long before = generation();
+        void *handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+        if (!handle) { std::fprintf(stderr, "dlopen %s: %s\n", library, dlerror()); return 2; }
+        dlclose(handle);
+        std::printf("dlclose_refreshes %llu\n", generation() - before);
+    }
     pthread_t threads[3];
     void *(*bodies[3])(void *) = {open_and_close, throw_and_catch, iterate_modules};
     for (int i = 0; i < 3; i++) pthread_create(&threads[i], nullptr, bodies[i], nullptr);
