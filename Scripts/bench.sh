@@ -93,6 +93,7 @@ for program in split threads deep; do
   gcc -O2 -Wall -Wextra -Werror -pthread -o "$bins/bench_$program" "Scripts/bench/bench_$program.c"
 done
 gcc -O2 -Wall -Wextra -Werror -o "$bins/hz_probe" Scripts/bench/hz_probe.c
+gcc -O2 -Wall -Wextra -Werror -o "$bins/unwind_probe" Scripts/bench/unwind_probe.c -lunwind
 swiftc -O -o "$bins/bench_matrix" Scripts/bench/bench_matrix.swift
 
 # --- Measurements -----------------------------------------------------------------------------
@@ -105,7 +106,7 @@ step "slowdown: 4 workloads x 9 configurations x $rounds interleaved rounds"
 "${helper[@]}" slowdown --rounds "$rounds" --max-wait "$max_wait"
 step "attribution: ${attribution_seconds} s runs at 100 Hz, $repeats per profiler"
 "${helper[@]}" attribution --repeats "$repeats" --max-wait 60
-step "handler time at 30-frame stacks"
+step "handler time at 30-frame stacks, and a bare libunwind walk in a handler for reference"
 "${helper[@]}" handler
 step "start-up time of /bin/true, $startup_runs runs per variant"
 "${helper[@]}" startup --runs "$startup_runs"

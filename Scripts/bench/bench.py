@@ -6,7 +6,7 @@ Subcommands (each reads/writes JSON in the work directory given with --work):
   calibrate    sizes each workload so one unprofiled run takes about --seconds
   slowdown     interleaved runs of every configuration of every workload (A B C … per round)
   attribution  5-second runs of the split workload under each profiler, shares vs ground truth
-  handler      one run at a 30-frame stack depth for the handler-time budget
+  handler      one run at a 30-frame stack depth for the handler-time budget; a bare libunwind walk for reference
   startup      /bin/true with and without the preload library (hyperfine, else own loop)
   report       writes BENCHMARKS.md from the JSON files
 
@@ -464,7 +464,17 @@ def cmd_handler(args):
         summary["config"] = mode
         results.append(summary)
         log(f"handler: 30-frame stacks, {mode}: {summary['handler_median_us']} us median, {summary['handler_p99_us']} us p99 over {summary.get('samples')} samples")
-    save(args.work, "handler.json", {"argv": argv, "results": results})
+    # The floor on this machine: libunwind alone in a SIGPROF handler, no profiler around it.
+    probe = []
+    for period_us in (10000, 1000):
+        probe_argv = [os.path.join(args.bins, "unwind_probe"), "2", str(period_us)]
+        text = subprocess.run(probe_argv, capture_output=True, text=True, check=True).stdout
+        values = dict(line.split() for line in text.splitlines() if len(line.split()) == 2)
+        probe.append({"period_us": period_us, "first_us": float(values["first_us"]), "second_us": float(values["second_us"]),
+                      "samples": int(values["samples"]), "command": " ".join(probe_argv)})
+        log(f"handler: bare unw_backtrace in a handler every {period_us} us of CPU: first walk {values['first_us']} us, "
+            f"again at once {values['second_us']} us")
+    save(args.work, "handler.json", {"argv": argv, "results": results, "unwind_probe": probe})
 
 
 def cmd_startup(args):
@@ -671,6 +681,10 @@ def cmd_report(args):
         ok = h["handler_median_us"] <= 2.0
         w(f"| handler time per sample, {h['depth_range'][0]}–{h['depth_range'][1]}-frame stacks, median ({labels[h['config']]}, {h.get('samples')} samples) "
           f"| {h['handler_median_us']:.1f} µs (p99 {h['handler_p99_us']:.1f} µs) | ≤ 2 µs | {verdict(ok)} |")
+    for p in handler.get("unwind_probe", []):
+        w(f"| reference: libunwind's `unw_backtrace` alone in a SIGPROF handler, 30 frames, every {p['period_us'] // 1000} ms of CPU "
+          f"(Scripts/bench/unwind_probe.c, {p['samples']} samples) | {p['first_us']:.1f} µs median; the same walk again at once: "
+          f"{p['second_us']:.1f} µs | — | floor on this machine |")
     deep_sums = slow.get("deep", {}).get("summaries", {}).get("ss-cpu-100", [])
     if deep_sums:
         hm = median([s["handler_median_us"] for s in deep_sums])
