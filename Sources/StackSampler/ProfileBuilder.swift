@@ -30,12 +30,13 @@ enum ProfileBuilder {
         }
         let symbolizationStart = ss_now_ns()
         let modules = ModuleMap.current()
-        let naming = symbolize(stacks, modules: modules, options: sampler.configuration.symbols)
+        let naming = symbolize(stacks, modules: modules, options: sampler.configuration.symbols,
+                               reusingTablesOf: sampler.warmSymbolizer)
         let invocations = sampler.invocations.map { recorder in
             Profile.Invocation.named(recorder.tracker.records, hidden: naming.hidden, name: naming.name(of:))
         } ?? []
         var overhead = Profile.Overhead()
-        overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart
+        overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart + sampler.warmSymbolizationNanoseconds
         overhead.symbolTableBytes = naming.symbolizer.tableBytes
         let timing = HandlerTiming.snapshot().since(sampler.handlerTimingAtStart)
         overhead.handlerMedianNanoseconds = timing.percentile(0.5)
@@ -56,8 +57,10 @@ enum ProfileBuilder {
     }
 
     /// Names every address of `stacks` once, and drops the profiler's own thread-start frame.
-    static func symbolize(_ stacks: [Profile.Stack], modules: ModuleMap, options: SymbolOptions) -> Naming {
-        let symbolizer = Symbolizer(modules: modules, options: options)
+    /// Module tables `earlier` has read are not read again.
+    static func symbolize(_ stacks: [Profile.Stack], modules: ModuleMap, options: SymbolOptions,
+                          reusingTablesOf earlier: Symbolizer? = nil) -> Naming {
+        let symbolizer = Symbolizer(modules: modules, options: options, reusingTablesOf: earlier)
         var frames: [UInt: SymbolizedFrame] = [:]
         for stack in stacks {
             for address in stack.addresses where frames[address] == nil {
