@@ -71,7 +71,7 @@ final class SamplerThread: @unchecked Sendable {
     /// The module tables read while the program runs (see `warmSymbols`), for the profile's
     /// symbolizer at the end; read only after the sampler thread has been joined.
     private(set) var warmSymbolizer: Symbolizer?
-    /// Time spent reading them, in ns.
+    /// CPU time this thread spent reading them, in ns (part of `ownCPUNanoseconds` too).
     private(set) var warmSymbolizationNanoseconds: UInt64 = 0
     /// When the tables are next brought up to date with the stacks so far.
     private var nextWarmUp: UInt64 = 0
@@ -179,13 +179,14 @@ final class SamplerThread: @unchecked Sendable {
     /// for them (libc's alone take about 3 ms). Runs 200 ms into the session and then 5 times
     /// less often each time, so it costs a bounded share of the sampler's time.
     private func warmSymbols() {
-        let started = ss_now_ns()
+        // CPU time, not wall time: on a busy machine this thread waits for a core in between.
+        let started = ss_thread_cpu_time_ns(ss_current_tid())
         let symbolizer = Symbolizer(modules: .current(), options: configuration.symbols, reusingTablesOf: warmSymbolizer)
         for key in aggregator.counts.keys {
             for address in key.frames { _ = symbolizer.symbolize(address) }
         }
         warmSymbolizer = symbolizer
-        warmSymbolizationNanoseconds += ss_now_ns() &- started
+        warmSymbolizationNanoseconds += UInt64(max(0, ss_thread_cpu_time_ns(ss_current_tid()) - started))
     }
 
     private func drain() {
