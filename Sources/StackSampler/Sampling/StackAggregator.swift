@@ -14,7 +14,9 @@ struct StackAggregator: Sendable {
     private(set) var threads: [ThreadRecord] = []
     private var threadIndexByTID: [Int32: Int] = [:]
     private var lastStack: [Int: StackKey] = [:]
-    /// Samples whose stack was cut at the maximum depth.
+    // The losses below count samples as the profile does: with the periods a sample stands for.
+    /// Samples whose stack was cut at the maximum depth (repeated wall ticks included), so
+    /// that the count equals the samples of the `[truncated]` stacks.
     private(set) var truncatedSamples = 0
     /// Samples of threads whose unwinder could not be prepared outside signal context (leaf frame only).
     private(set) var leafOnlySamples = 0
@@ -42,12 +44,12 @@ struct StackAggregator: Sendable {
         let index = thread(header.tid, at: header.time_ns)
         let flags = UInt32(header.flags)
         let truncated = flags & UInt32(SS_SAMPLE_TRUNCATED) != 0
-        if truncated { truncatedSamples += 1 }
-        if flags & UInt32(SS_SAMPLE_LEAF_ONLY) != 0 { leafOnlySamples += 1 }
-        if flags & UInt32(SS_SAMPLE_UNWIND_FAILED) != 0 { unwindFailures += 1 }
-        if flags & UInt32(SS_SAMPLE_UNWIND_FAULTED) != 0 { unwindFaults += 1 }
-        let key = StackKey(thread: index, frames: frames.map { UInt($0) }, truncated: truncated)
         let periods = Int(max(1, header.periods))
+        if truncated { truncatedSamples += periods }
+        if flags & UInt32(SS_SAMPLE_LEAF_ONLY) != 0 { leafOnlySamples += periods }
+        if flags & UInt32(SS_SAMPLE_UNWIND_FAILED) != 0 { unwindFailures += periods }
+        if flags & UInt32(SS_SAMPLE_UNWIND_FAULTED) != 0 { unwindFaults += periods }
+        let key = StackKey(thread: index, frames: frames.map { UInt($0) }, truncated: truncated)
         overrunPeriods += periods - 1
         counts[key, default: 0] += periods
         lastStack[index] = key
@@ -72,6 +74,7 @@ struct StackAggregator: Sendable {
     mutating func repeatLast(_ tid: Int32, at time: UInt64) -> StackKey? {
         guard let index = threadIndexByTID[tid], let key = lastStack[index] else { return nil }
         counts[key, default: 0] += 1
+        if key.truncated { truncatedSamples += 1 }
         threads[index].samples += 1
         threads[index].taken += 1
         threads[index].lastSeen = time
