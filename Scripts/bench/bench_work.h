@@ -8,7 +8,9 @@
 #define STACKSAMPLER_BENCH_WORK_H
 
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -41,6 +43,21 @@ static inline __attribute__((always_inline)) uint64_t burn_blocks(long blocks, u
         }
     }
     return x;
+}
+
+/* For the probes: `handler` on SIGPROF, and a timer on the calling thread's CPU clock that
+ * raises it every `period_ns` from now. Returns 0, or -1 after printing why. */
+static inline int arm_thread_cpu_timer(void (*handler)(int), long period_ns) {
+    struct sigaction action = {.sa_handler = handler, .sa_flags = SA_RESTART};
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGPROF, &action, NULL) != 0) { perror("sigaction"); return -1; }
+    struct sigevent event = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGPROF};
+    timer_t timer;
+    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &event, &timer) != 0) { perror("timer_create"); return -1; }
+    const struct timespec period = {period_ns / 1000000000L, period_ns % 1000000000L};
+    const struct itimerspec spec = {.it_interval = period, .it_value = period};
+    if (timer_settime(timer, 0, &spec, NULL) != 0) { perror("timer_settime"); return -1; }
+    return 0;
 }
 
 /* A small deterministic generator (xorshift64*). */

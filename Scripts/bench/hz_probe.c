@@ -13,15 +13,8 @@ static void on_tick(int signo) { (void)signo; ticks++; }
 
 int main(int argc, char **argv) {
     const double seconds = argc > 1 ? strtod(argv[1], NULL) : 0.4;
-    struct sigaction action = {.sa_handler = on_tick, .sa_flags = SA_RESTART};
-    sigemptyset(&action.sa_mask);
-    if (sigaction(SIGPROF, &action, NULL) != 0) { perror("sigaction"); return 1; }
-    struct sigevent event = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGPROF};
-    timer_t timer;
-    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &event, &timer) != 0) { perror("timer_create"); return 1; }
-    struct itimerspec spec = {.it_interval = {0, 50000}, .it_value = {0, 50000}};
     const double start = thread_cpu_seconds();
-    if (timer_settime(timer, 0, &spec, NULL) != 0) { perror("timer_settime"); return 1; }
+    if (arm_thread_cpu_timer(on_tick, 50000) != 0) return 1;
     uint64_t sink = 0;
     while (thread_cpu_seconds() - start < seconds) sink ^= burn_blocks(1, sink | 1);
     const double elapsed = thread_cpu_seconds() - start;

@@ -12,14 +12,12 @@
 #include "bench_work.h"
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
-#include <signal.h>
-#include <stdio.h>
 
 #define MAX_SAMPLES 4096
 #define DEPTH 27
 
 static uint64_t first_ns[MAX_SAMPLES], second_ns[MAX_SAMPLES];
-static volatile sig_atomic_t taken;
+static volatile sig_atomic_t taken, finished;
 
 static uint64_t monotonic_ns(void) {
     struct timespec ts;
@@ -29,7 +27,7 @@ static uint64_t monotonic_ns(void) {
 
 static void on_sample(int signo) {
     (void)signo;
-    if (taken >= MAX_SAMPLES) return;
+    if (finished || taken >= MAX_SAMPLES) return;
     void *frames[64];
     const uint64_t start = monotonic_ns();
     const int first = unw_backtrace(frames, 64);
@@ -58,17 +56,9 @@ static int compare(const void *a, const void *b) {
 int main(int argc, char **argv) {
     const double seconds = argc > 1 ? strtod(argv[1], NULL) : 1.0;
     const long period_us = count_argument(argc, argv, 2, 10000);
-    struct sigaction action = {.sa_handler = on_sample, .sa_flags = SA_RESTART};
-    sigemptyset(&action.sa_mask);
-    if (sigaction(SIGPROF, &action, NULL) != 0) { perror("sigaction"); return 1; }
-    struct sigevent event = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGPROF};
-    timer_t timer;
-    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &event, &timer) != 0) { perror("timer_create"); return 1; }
-    struct itimerspec spec = {.it_interval = {period_us / 1000000, (period_us % 1000000) * 1000},
-                              .it_value = {period_us / 1000000, (period_us % 1000000) * 1000}};
-    if (timer_settime(timer, 0, &spec, NULL) != 0) { perror("timer_settime"); return 1; }
+    if (arm_thread_cpu_timer(on_sample, period_us * 1000) != 0) return 1;
     const uint64_t sink = descend(DEPTH, seconds, 1);
-    timer_delete(timer);
+    finished = 1; /* the timer goes on firing: later samples would land in the arrays being sorted */
     const int count = taken;
     if (count == 0) { fprintf(stderr, "unwind_probe: no samples\n"); return 1; }
     qsort(first_ns, (size_t)count, sizeof first_ns[0], compare);
