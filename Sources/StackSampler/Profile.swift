@@ -59,8 +59,7 @@ public struct Profile: Sendable {
         public var handlerP99Nanoseconds: UInt64 = 0
         /// CPU time of the sampler thread, in ns.
         public var samplerCPUNanoseconds: UInt64 = 0
-        /// Time spent naming addresses, in ns: when the profile was built, plus the sampler
-        /// thread's CPU time reading symbol tables while the program ran.
+        /// Time spent naming addresses when the profile was built, in ns.
         public var symbolizationNanoseconds: UInt64 = 0
         /// Bytes of symbol and function tables the symbolizer loaded for naming addresses.
         public var symbolTableBytes = 0

@@ -71,7 +71,7 @@ final class SamplerThread: @unchecked Sendable {
     /// The module tables read while the program runs (see `warmSymbols`), for the profile's
     /// symbolizer at the end; read only after the sampler thread has been joined.
     private(set) var warmSymbolizer: Symbolizer?
-    /// CPU time this thread spent reading them, in ns (part of `ownCPUNanoseconds` too).
+    /// Time spent reading them, in ns.
     private(set) var warmSymbolizationNanoseconds: UInt64 = 0
     /// When the tables are next brought up to date with the stacks so far.
     private var nextWarmUp: UInt64 = 0
@@ -179,14 +179,13 @@ final class SamplerThread: @unchecked Sendable {
     /// for them (libc's alone take about 3 ms). Runs 200 ms into the session and then 5 times
     /// less often each time, so it costs a bounded share of the sampler's time.
     private func warmSymbols() {
-        // CPU time, not wall time: on a busy machine this thread waits for a core in between.
-        let started = ss_thread_cpu_time_ns(ss_current_tid())
+        let started = ss_now_ns()
         let symbolizer = Symbolizer(modules: .current(), options: configuration.symbols, reusingTablesOf: warmSymbolizer)
         for key in aggregator.counts.keys {
             for address in key.frames { _ = symbolizer.symbolize(address) }
         }
         warmSymbolizer = symbolizer
-        warmSymbolizationNanoseconds += UInt64(max(0, ss_thread_cpu_time_ns(ss_current_tid()) - started))
+        warmSymbolizationNanoseconds += ss_now_ns() &- started
     }
 
     private func drain() {
