@@ -30,13 +30,12 @@ enum ProfileBuilder {
         }
         let symbolizationStart = ss_now_ns()
         let modules = ModuleMap.current()
-        let naming = symbolize(stacks, modules: modules, options: sampler.configuration.symbols,
-                               reusingTablesOf: sampler.warmSymbolizer)
+        let naming = symbolize(stacks, modules: modules, options: sampler.configuration.symbols)
         let invocations = sampler.invocations.map { recorder in
             Profile.Invocation.named(recorder.tracker.records, hidden: naming.hidden, name: naming.name(of:))
         } ?? []
         var overhead = Profile.Overhead()
-        overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart + sampler.warmSymbolizationNanoseconds
+        overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart
         overhead.symbolTableBytes = naming.symbolizer.tableBytes
         let timing = HandlerTiming.snapshot().since(sampler.handlerTimingAtStart)
         overhead.handlerMedianNanoseconds = timing.percentile(0.5)
@@ -57,10 +56,8 @@ enum ProfileBuilder {
     }
 
     /// Names every address of `stacks` once, and drops the profiler's own thread-start frame.
-    /// Module tables `earlier` has read are not read again.
-    static func symbolize(_ stacks: [Profile.Stack], modules: ModuleMap, options: SymbolOptions,
-                          reusingTablesOf earlier: Symbolizer? = nil) -> Naming {
-        let symbolizer = Symbolizer(modules: modules, options: options, reusingTablesOf: earlier)
+    static func symbolize(_ stacks: [Profile.Stack], modules: ModuleMap, options: SymbolOptions) -> Naming {
+        let symbolizer = Symbolizer(modules: modules, options: options)
         var frames: [UInt: SymbolizedFrame] = [:]
         for stack in stacks {
             for address in stack.addresses where frames[address] == nil {

@@ -68,16 +68,6 @@ final class SamplerThread: @unchecked Sendable {
     private(set) var foreignSignalsAtStart: UInt64 = 0
     /// CPU time the sampler thread used, in ns.
     private(set) var ownCPUNanoseconds: UInt64 = 0
-    /// The module tables read while the program runs (see `warmSymbols`), for the profile's
-    /// symbolizer at the end; read only after the sampler thread has been joined.
-    private(set) var warmSymbolizer: Symbolizer?
-    /// Time spent reading them, in ns.
-    private(set) var warmSymbolizationNanoseconds: UInt64 = 0
-    /// When the tables are next brought up to date with the stacks so far.
-    private var nextWarmUp: UInt64 = 0
-    /// First warm-up after the session starts; each later one comes `warmUpGrowth` times later.
-    private static let firstWarmUpNanoseconds: UInt64 = 200_000_000
-    private static let warmUpGrowth: UInt64 = 5
 
     init(configuration: ProfilerConfiguration) {
         self.configuration = configuration
@@ -142,8 +132,6 @@ final class SamplerThread: @unchecked Sendable {
         let interval = configuration.mode == .wall ? configuration.periodNanoseconds : Self.cpuModeDrainInterval(configuration)
         var nextWake = ss_now_ns() + interval
         var lastScan = ss_now_ns()
-        var warmUpInterval = Self.firstWarmUpNanoseconds
-        nextWarmUp = startTime + warmUpInterval
         while !stopRequested.load(ordering: .acquiring) {
             if ss_sampler_sleep_until(nextWake) != 0 { break }
             let now = ss_now_ns()
@@ -162,30 +150,11 @@ final class SamplerThread: @unchecked Sendable {
                 tick(at: now, due: due)
                 missedTicks += due - 1
             }
-            if now >= nextWarmUp, !aggregator.counts.isEmpty {
-                warmSymbols()
-                warmUpInterval *= Self.warmUpGrowth
-                nextWarmUp = now + warmUpInterval
-            }
             stream?.flushIfDue(now: now, threads: aggregator.threads, losses: losses(aggregator))
             invocations?.reportStalls(threads: aggregator.threads)
             nextWake += UInt64(due) * interval
         }
         ownCPUNanoseconds = UInt64(max(0, ss_thread_cpu_time_ns(ss_current_tid())))
-    }
-
-    /// Reads the symbol tables of the modules the stacks so far run in, here on the sampler
-    /// thread while the program runs, rather than all of them at exit, where the program waits
-    /// for them (libc's alone take about 3 ms). Runs 200 ms into the session and then 5 times
-    /// less often each time, so it costs a bounded share of the sampler's time.
-    private func warmSymbols() {
-        let started = ss_now_ns()
-        let symbolizer = Symbolizer(modules: .current(), options: configuration.symbols, reusingTablesOf: warmSymbolizer)
-        for key in aggregator.counts.keys {
-            for address in key.frames { _ = symbolizer.symbolize(address) }
-        }
-        warmSymbolizer = symbolizer
-        warmSymbolizationNanoseconds += ss_now_ns() &- started
     }
 
     private func drain() {

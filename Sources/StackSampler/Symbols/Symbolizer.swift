@@ -15,23 +15,12 @@ public final class Symbolizer {
     private var cache: [UInt: SymbolizedFrame] = [:]
     private var functionStarts: [UInt: UInt] = [:]
 
-    private let options: SymbolOptions
-
     /// A symbolizer over `modules` (by default this process's current mappings).
     public init(modules: ModuleMap = .current(), options: SymbolOptions = SymbolOptions()) {
         self.moduleMap = modules
-        self.options = options
         self.debugFiles = DebugFileLocator(root: options.debugRoot)
         self.keepsSpecializations = options.keepsSpecializations
         self.resolvesLines = options.resolvesLines
-    }
-
-    /// A symbolizer over `modules` that starts with the module tables `earlier` has read, if it
-    /// read them with the same options. Tables come from the module files, so they hold for any
-    /// later map of the same files; what was named under the earlier map is named again.
-    public convenience init(modules: ModuleMap, options: SymbolOptions, reusingTablesOf earlier: Symbolizer?) {
-        self.init(modules: modules, options: options)
-        if let earlier, earlier.options == options { images = earlier.images }
     }
 
     /// Bytes held by the symbol and function tables of the modules loaded so far.
