@@ -11,16 +11,18 @@
  * no handler still reads it; a handler announces itself as a reader, then
  * checks the buffer is still the published one, so it never waits.
  *
- * dlclose is interposed to refresh the copy as soon as a module is gone, so
- * that handlers do not go on reading the tables of unmapped code until the
- * sampler's next wake. (dlopen is not: the loader resolves a dlopen's
- * RUNPATH and $ORIGIN from its caller, which an interposer would replace.)
+ * Only the sampler thread refreshes. dlclose is interposed to wake it at once,
+ * so that handlers do not go on reading the tables of unmapped code until its
+ * next tick. The caller of dlclose does not refresh itself: it may hold the
+ * loader's lock (dlclose inside a dl_iterate_phdr callback) or a lock of its
+ * own that a callback needs, and a refresh takes the loader's lock. (dlopen
+ * is not interposed: the loader resolves a dlopen's RUNPATH and $ORIGIN from
+ * its caller, which an interposer would replace.)
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
 
 #include <link.h>
-#include <pthread.h>
 #include <sched.h>
 
 typedef int (*phdr_callback)(struct dl_phdr_info *, size_t, void *);
@@ -38,8 +40,6 @@ static _Atomic int published = -1;
 static _Atomic int readers[2];
 static unsigned long long cached_adds = ~0ull, cached_subs = ~0ull;
 static _Atomic uint64_t generation;
-/* Refreshes come from the sampler thread and from threads calling dlclose. */
-static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
 
 SS_TLS int ss_tls_in_handler;
 
@@ -72,28 +72,23 @@ static int copy_module(struct dl_phdr_info *info, size_t size, void *data) {
 void ss_module_cache_refresh(void) {
     dl_iterate_phdr_fn real = real_dl_iterate_phdr();
     if (!real) return;
-    pthread_mutex_lock(&refresh_lock);
     loader_counters counters = {0, 0};
     real(read_counters, &counters);
-    if (counters.adds != cached_adds || counters.subs != cached_subs) {
-        int target = atomic_load(&published) == 0 ? 1 : 0;
-        while (atomic_load(&readers[target]) != 0) sched_yield();
-        lists[target].count = 0;
-        real(copy_module, &lists[target]);
-        atomic_store(&published, target);
-        atomic_fetch_add(&generation, 1);
-        cached_adds = counters.adds;
-        cached_subs = counters.subs;
-    }
-    pthread_mutex_unlock(&refresh_lock);
+    if (counters.adds == cached_adds && counters.subs == cached_subs) return;
+    int target = atomic_load(&published) == 0 ? 1 : 0;
+    while (atomic_load(&readers[target]) != 0) sched_yield();
+    lists[target].count = 0;
+    real(copy_module, &lists[target]);
+    atomic_store(&published, target);
+    atomic_fetch_add(&generation, 1);
+    cached_adds = counters.adds;
+    cached_subs = counters.subs;
 }
 
 void ss_module_cache_reset_after_fork(void) {
-    /* A thread of the parent may have been reading a list, or refreshing it, at fork():
-     * it does not exist here. */
+    /* A thread of the parent may have been reading a list at fork(): it does not exist here. */
     atomic_store(&readers[0], 0);
     atomic_store(&readers[1], 0);
-    pthread_mutex_init(&refresh_lock, NULL);
 }
 
 int dlclose(void *handle) {
@@ -102,7 +97,7 @@ int dlclose(void *handle) {
     if (!real_dlclose) return -1;
     int result = real_dlclose(handle);
     /* Only once the engine has a copy to keep current (it made the first one at init). */
-    if (atomic_load(&published) >= 0) ss_module_cache_refresh();
+    if (atomic_load(&published) >= 0) ss_sampler_request_refresh();
     return result;
 }
 

@@ -1,7 +1,7 @@
-/* The sampler thread's pause between ticks, which stop() can cut short.
+/* The sampler thread's pause between ticks, which stop() ends and dlclose() interrupts.
  *
  * A futex word rather than clock_nanosleep: without it, stopping waited for the sampler's
- * next tick (up to 20 ms in cpu mode), and that wait was added to the run time of every
+ * next tick (up to 100 ms in cpu mode), and that wait was added to the run time of every
  * profiled program at exit. */
 #define _GNU_SOURCE
 #include "stacksampler_engine.h"
@@ -13,11 +13,20 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Nonzero once ss_sampler_wake() was called since the last ss_sampler_sleep_reset(). */
-static _Atomic uint32_t wake_requested;
+enum { WAKE_STOP = 1, WAKE_REFRESH = 2 };
+
+/* WAKE_STOP once ss_sampler_wake() was called since the last ss_sampler_sleep_reset();
+ * WAKE_REFRESH while a refresh asked for by ss_sampler_request_refresh() is pending. */
+static _Atomic uint32_t wake_word;
 
 void ss_sampler_sleep_reset(void) {
-    atomic_store_explicit(&wake_requested, 0, memory_order_release);
+    atomic_store_explicit(&wake_word, 0, memory_order_release);
+}
+
+static uint64_t monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
 int ss_sampler_sleep_until(uint64_t deadline_ns) {
@@ -26,16 +35,28 @@ int ss_sampler_sleep_until(uint64_t deadline_ns) {
         .tv_nsec = (long)(deadline_ns % 1000000000u),
     };
     for (;;) {
-        if (atomic_load_explicit(&wake_requested, memory_order_acquire)) return 1;
+        uint32_t word = atomic_load_explicit(&wake_word, memory_order_acquire);
+        if (word & WAKE_STOP) return SS_WOKEN_TO_STOP;
+        if (word & WAKE_REFRESH) {
+            atomic_fetch_and_explicit(&wake_word, ~(uint32_t)WAKE_REFRESH, memory_order_acq_rel);
+            return SS_WOKEN_TO_REFRESH;
+        }
+        if (monotonic_ns() >= deadline_ns) return SS_WOKEN_AT_DEADLINE;
         /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline; it returns at once
-         * (EAGAIN) if the word changed after the check above, so no wake is missed. */
-        long status = syscall(SYS_futex, &wake_requested, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0u,
+         * (EAGAIN) if the word changed after the load above, so no wake is missed. */
+        long status = syscall(SYS_futex, &wake_word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, word,
                               &deadline, NULL, FUTEX_BITSET_MATCH_ANY);
-        if (status != 0 && errno == ETIMEDOUT) return 0;
+        if (status == 0 || errno == EINTR || errno == EAGAIN || errno == ETIMEDOUT) continue;
+        /* The futex refused (a seccomp filter, an emulator): sleep the plain way. */
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR) {}
     }
 }
 
-void ss_sampler_wake(void) {
-    atomic_store_explicit(&wake_requested, 1, memory_order_release);
-    syscall(SYS_futex, &wake_requested, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+static void wake_with(uint32_t reason) {
+    atomic_fetch_or_explicit(&wake_word, reason, memory_order_acq_rel);
+    syscall(SYS_futex, &wake_word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
 }
+
+void ss_sampler_wake(void) { wake_with(WAKE_STOP); }
+
+void ss_sampler_request_refresh(void) { wake_with(WAKE_REFRESH); }

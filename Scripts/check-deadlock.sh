@@ -22,11 +22,15 @@ for mode in cpu wall; do
   start=$(date +%s%N)
   for _ in $(seq "$runs"); do
     set +e
-    STACKSAMPLER_MODE=$mode STACKSAMPLER_PERIOD=1ms STACKSAMPLER_OUTPUT="$work/out.folded" LD_PRELOAD="$library" \
-      timeout -s KILL 60 "$work/loader_churn" 1500 "$work/plugin.so" >/dev/null 2>"$work/stderr"
+    # The environment goes to the program, not to timeout: a preloaded timeout would be the
+    # profiled process, and its child (without %p in the output path) would not be profiled.
+    timeout -s KILL 60 env STACKSAMPLER_MODE=$mode STACKSAMPLER_PERIOD=1ms STACKSAMPLER_OUTPUT="$work/out.folded" \
+      LD_PRELOAD="$library" "$work/loader_churn" 1500 "$work/plugin.so" >"$work/stdout" 2>"$work/stderr"
     code=$?
     set -e
-    if [ "$code" -eq 0 ]; then finished=$((finished + 1))
+    if [ "$code" -eq 0 ] && ! grep -q '^dlclose_refresh_us' "$work/stdout"; then
+      echo "run was not profiled (no dlclose_refresh_us line): $(head -c 300 "$work/stderr")" >&2; failed=$((failed + 1))
+    elif [ "$code" -eq 0 ]; then finished=$((finished + 1))
     elif [ "$code" -eq 137 ]; then hung=$((hung + 1))
     else failed=$((failed + 1)); echo "run failed with status $code: $(head -c 300 "$work/stderr")" >&2
     fi

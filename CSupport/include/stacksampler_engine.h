@@ -111,12 +111,23 @@ int ss_spawn_unsampled_thread(pthread_t *thread, void *(*start)(void *), void *a
 /** Clears an earlier ss_sampler_wake(), before a session's sampler thread starts. */
 void ss_sampler_sleep_reset(void);
 
-/** Sleeps until CLOCK_MONOTONIC time `deadline_ns`, or until ss_sampler_wake() is called
- *  (also if it was called before). Returns 1 if woken, 0 at the deadline. */
+/** What ended a sleep of the sampler thread. */
+enum {
+    SS_WOKEN_AT_DEADLINE = 0, /**< the deadline passed */
+    SS_WOKEN_TO_STOP = 1,     /**< ss_sampler_wake(): the session is stopping */
+    SS_WOKEN_TO_REFRESH = 2,  /**< ss_sampler_request_refresh(): refresh the module copy now */
+};
+
+/** Sleeps until CLOCK_MONOTONIC time `deadline_ns`, or until ss_sampler_wake() or
+ *  ss_sampler_request_refresh() is called (also if it was called before); says which. */
 int ss_sampler_sleep_until(uint64_t deadline_ns);
 
 /** Ends the sampler thread's current and every later sleep (stopping the session). */
 void ss_sampler_wake(void);
+
+/** Wakes the sampler thread to refresh the module copy (after a dlclose). Takes no lock,
+ *  so any thread may call it, whatever it holds. */
+void ss_sampler_request_refresh(void);
 
 /** Excludes the calling thread from sampling (the sampler thread itself). */
 void ss_thread_exclude_current(void);

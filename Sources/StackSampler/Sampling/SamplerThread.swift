@@ -133,7 +133,13 @@ final class SamplerThread: @unchecked Sendable {
         var nextWake = ss_now_ns() + interval
         var lastScan = ss_now_ns()
         while !stopRequested.load(ordering: .acquiring) {
-            if ss_sampler_sleep_until(nextWake) != 0 { break }
+            let woken = ss_sampler_sleep_until(nextWake)
+            if woken == Int32(SS_WOKEN_TO_STOP) { break }
+            if woken == Int32(SS_WOKEN_TO_REFRESH) {
+                // A module was closed: serve handlers the new list now, then sleep on to the tick.
+                ss_module_cache_refresh()
+                continue
+            }
             let now = ss_now_ns()
             // Ticks due since the last one: more than one when this thread was kept off the CPU.
             let due = now >= nextWake ? Int((now - nextWake) / interval) + 1 : 1
