@@ -1,5 +1,5 @@
 /*
- * Engine lifecycle: configuration, unwinder, buffer and handler set up once;
+ * Engine lifecycle: configuration, buffer, unwind tables and handler set up once;
  * stop disarms every timer and leaves the handler inert.
  */
 #define _GNU_SOURCE
@@ -30,8 +30,7 @@ int ss_engine_init(const ss_config *config) {
     if (initialised && (config->max_depth != ss_active_config.max_depth ||
                         config->buffer_slots != ss_active_config.buffer_slots))
         return SS_ERR_BAD_CONFIG; /* the buffer is reserved once per process */
-    int status = ss_unwind_load();
-    if (status != SS_OK) return status;
+    int status;
     if (!initialised) {
         status = ss_buffer_create(config->buffer_slots, config->max_depth);
         if (status != SS_OK) return status;

@@ -10,10 +10,6 @@
  * call into the loader (and allocate) on first touch, inside the handler. */
 #define SS_TLS __thread __attribute__((tls_model("initial-exec")))
 
-/* Frames the unwinder reports above the interrupted PC (handler, trampoline):
- * room reserved in each slot so that they can be cut off in place. */
-#define SS_SKIP_HEADROOM 8
-
 extern ss_config ss_active_config;
 
 /* next_symbol.c: the definition of `name` that this library's own interposes
@@ -26,9 +22,55 @@ void ss_buffer_reset(void);          /* forked child: empty, no reader or writer
 ss_sample *ss_buffer_claim(void);   /* signal-safe; NULL when full (counted) */
 void ss_buffer_publish(ss_sample *sample);
 
-/* unwind.c */
-int ss_unwind_load(void);
-int ss_unwind_backtrace(void **frames, int capacity); /* signal-safe once warmed */
+/* unwind_table.c: one module's unwind rows, compiled from its .eh_frame. */
+enum {
+    SS_ROW_NONE = 0,      /* no unwind info here (between functions) */
+    SS_ROW_CFA_RSP,       /* CFA = rsp + cfa_offset */
+    SS_ROW_CFA_RBP,       /* CFA = rbp + cfa_offset */
+    SS_ROW_PLT,           /* CFA = rsp + 8, or rsp + 16 once (pc & 15) >= cfa_offset */
+    SS_ROW_OUTERMOST,     /* return address undefined: the first frame of a thread */
+    SS_ROW_SIGNAL,        /* signal trampoline: the caller's registers are in a ucontext at rsp */
+    SS_ROW_UNKNOWN,       /* a rule the walk cannot follow (DWARF expression, register save) */
+};
+#define SS_RBP_UNCHANGED 0        /* rbp_offset: the caller's rbp is this frame's */
+#define SS_RBP_UNKNOWN INT16_MIN  /* rbp_offset: the caller's rbp cannot be known */
+
+/* The rule from module address `pc` (relative to the table's bias) to the next row's.
+ * The return address is at CFA-8; the caller's rbp at CFA + rbp_offset unless a marker. */
+typedef struct {
+    uint32_t pc;
+    int32_t cfa_offset;
+    int16_t rbp_offset;
+    uint8_t kind;
+    uint8_t unused;
+} ss_unwind_row;
+
+/* Rows sorted by pc, in a mapping of their own. */
+typedef struct {
+    size_t mapped_bytes;
+    uintptr_t bias; /* the module's load bias (dlpi_addr) */
+    size_t count;
+    ss_unwind_row rows[];
+} ss_unwind_table;
+
+struct dl_phdr_info;
+/* NULL when the module has no usable .eh_frame_hdr. Call while the module cannot be unmapped. */
+ss_unwind_table *ss_unwind_table_build(const struct dl_phdr_info *info);
+void ss_unwind_table_free(ss_unwind_table *table);
+/* The row covering `pc`, or NULL before the first row. Signal-safe. */
+const ss_unwind_row *ss_unwind_table_find(const ss_unwind_table *table, uintptr_t pc);
+
+/* module_cache.c: the published index of every module's table. A reader enters (never
+ * waits), looks rows up, and leaves with the `buffer` it was given. */
+typedef struct ss_module_index ss_module_index;
+const ss_module_index *ss_module_index_enter(int *buffer); /* NULL before the first refresh */
+void ss_module_index_leave(int buffer);
+const ss_unwind_row *ss_module_index_find(const ss_module_index *index, uintptr_t pc);
+void ss_module_cache_reset_after_fork(void);
+
+/* unwind.c: the walk through an entered index (ss_unwind_stack enters one itself). */
+int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,
+                   ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome);
 
 /* thread_registry.c */
 void ss_registry_stop_all(void);
@@ -40,12 +82,7 @@ int ss_real_sigaction(int signo, const struct sigaction *action, struct sigactio
 int ss_signal_take(int signo, void (*handler)(int, siginfo_t *, void *));
 void ss_chain_to_program(int signo, siginfo_t *info, void *context);
 
-/* module_cache.c: nonzero while the thread unwinds in the handler. */
-extern SS_TLS int ss_tls_in_handler;
-void ss_module_cache_reset_after_fork(void);
-
 /* handler.c */
-extern SS_TLS int ss_tls_unwind_ready;
 extern SS_TLS int ss_tls_excluded;
 int ss_handler_install(int preferred_signo);
 int ss_fault_guard_install(void);

@@ -1,8 +1,9 @@
 /*
  * The signal handler and its installation. The handler runs on whatever the
- * thread was doing (malloc, the loader, libunwind itself): it only reads the
- * clock, unwinds a warmed thread with libunwind's cached fast path, and writes
- * into a preallocated slot. No allocation, no locks, errno preserved.
+ * thread was doing (malloc, the loader, a libunwind of the program's): it only
+ * reads the clock, walks the stack through the engine's own unwind tables
+ * (unwind.c) from the interrupted registers, and writes into a preallocated
+ * slot. No allocation, no locks, no per-thread preparation, errno preserved.
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
@@ -13,9 +14,13 @@
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <sys/auxv.h>
+
+#ifndef AT_MINSIGSTKSZ
+#define AT_MINSIGSTKSZ 51
+#endif
 #include <sys/syscall.h>
 
-SS_TLS int ss_tls_unwind_ready;
 SS_TLS int ss_tls_excluded;
 static SS_TLS int32_t tls_tid;
 /* Where a fault inside the unwinder returns to: the sample ends there. */
@@ -28,6 +33,13 @@ static pid_t own_pid;
 static int installed_signo;
 static int signo_substituted;
 static _Atomic uint64_t handler_histogram[SS_HANDLER_HISTOGRAM_BUCKETS];
+/* Stack the walk needs below the handler's frame on an alternate stack: its own use
+ * (measured: see README) with a margin, then the kernel's frame for a fault inside it
+ * and the fault guard's own use. */
+enum { WALK_STACK_BYTES = 1024 };
+static uintptr_t walk_room_needed = WALK_STACK_BYTES + 4096;
+enum { REFRESH_REQUEST_INTERVAL_NS = 10000000 };
+static _Atomic uint64_t last_refresh_request;
 
 /* Address whose identity marks the engine's own timers (sigev_value). */
 const char ss_timer_cookie[1];
@@ -61,6 +73,37 @@ void ss_handler_histogram(uint64_t *buckets) {
         buckets[i] = atomic_load_explicit(&handler_histogram[i], memory_order_relaxed);
 }
 
+/* Reads the stack with plain loads: a fault ends the sample through the guard. */
+static int read_directly(uintptr_t address, uintptr_t *value, void *context) {
+    (void)context;
+    *value = *(const volatile uintptr_t *)address;
+    return 0;
+}
+
+/* Whether the handler has room to walk: on the thread's own stack it has; on an
+ * alternate signal stack (the thread was in a handler of its own on it) it needs
+ * room for the walk and for the frame of a fault the guard may have to catch. The
+ * kernel saved the alternate stack's bounds in the context. */
+static int room_to_walk(const ucontext_t *context) {
+    const stack_t *alternate = &context->uc_stack;
+    if (alternate->ss_flags & SS_DISABLE) return 1;
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    uintptr_t low = (uintptr_t)alternate->ss_sp, high = low + alternate->ss_size;
+    if (here < low || here >= high) return 1;
+    return here - low >= walk_room_needed;
+}
+
+/* A walk that ended early may have met a module loaded since the last refresh (dlopen is
+ * not interposed): the sampler thread is woken to compile its table, at most every
+ * REFRESH_REQUEST_INTERVAL_NS (code that never has unwind info, JIT code, would otherwise
+ * wake it at every sample). Lock-free: a futex wake. */
+static void ask_for_tables(uint64_t now) {
+    uint64_t last = atomic_load_explicit(&last_refresh_request, memory_order_relaxed);
+    if (now - last < REFRESH_REQUEST_INTERVAL_NS) return;
+    if (atomic_compare_exchange_strong_explicit(&last_refresh_request, &last, now, memory_order_relaxed, memory_order_relaxed))
+        ss_sampler_request_refresh();
+}
+
 static void record_sample(const ucontext_t *context, const siginfo_t *info) {
     ss_sample *sample = ss_buffer_claim();
     if (!sample) return;
@@ -69,19 +112,25 @@ static void record_sample(const ucontext_t *context, const siginfo_t *info) {
     sample->tid = ss_current_tid();
     sample->flags = 0;
     sample->periods = 1 + (info->si_code == SI_TIMER && info->si_overrun > 0 ? (uint32_t)info->si_overrun : 0);
-    uintptr_t pc = (uintptr_t)context->uc_mcontext.gregs[REG_RIP];
-    uint32_t max_depth = ss_active_config.max_depth;
-    int found = -1, count = 0;
-    int capacity = (int)max_depth + SS_SKIP_HEADROOM + 1;
-    int faulted = 0;
-    if (ss_tls_unwind_ready) {
-        ss_tls_in_handler = 1;
+    const greg_t *registers = context->uc_mcontext.gregs;
+    sample->frames[0] = (uintptr_t)registers[REG_RIP];
+    sample->depth = 1;
+    if (!room_to_walk(context)) {
+        sample->flags = SS_SAMPLE_LEAF_ONLY;
+    } else {
+        int buffer = -1, outcome = SS_WALK_ENDED_EARLY, count = 1;
+        const ss_module_index *index = ss_module_index_enter(&buffer);
         unwinding = 1;
         if (sigsetjmp(unwind_escape, 0) == 0) {
-            count = ss_unwind_backtrace((void **)sample->frames, capacity);
+            count = ss_unwind_walk(index, (uintptr_t)registers[REG_RIP], (uintptr_t)registers[REG_RSP],
+                                   (uintptr_t)registers[REG_RBP], 1, read_directly, NULL, sample->frames,
+                                   (int)ss_active_config.max_depth, &outcome);
+            sample->depth = (uint16_t)count;
+            sample->flags = outcome == SS_WALK_TRUNCATED ? SS_SAMPLE_TRUNCATED
+                          : outcome == SS_WALK_ENDED_EARLY ? SS_SAMPLE_UNWIND_FAILED : 0;
         } else {
-            faulted = 1;
-            count = 0;
+            sample->depth = 1;
+            sample->flags = SS_SAMPLE_UNWIND_FAULTED;
             sigset_t faults;
             sigemptyset(&faults);
             sigaddset(&faults, SIGSEGV);
@@ -89,24 +138,8 @@ static void record_sample(const ucontext_t *context, const siginfo_t *info) {
             pthread_sigmask(SIG_UNBLOCK, &faults, NULL);
         }
         unwinding = 0;
-        ss_tls_in_handler = 0;
-        for (int i = 0; i < count && i < SS_SKIP_HEADROOM; i++) {
-            if (sample->frames[i] == pc) { found = i; break; }
-        }
-    }
-    if (found < 0) {
-        sample->frames[0] = pc;
-        sample->depth = 1;
-        sample->flags = faulted ? SS_SAMPLE_UNWIND_FAULTED
-                      : ss_tls_unwind_ready ? SS_SAMPLE_UNWIND_FAILED : SS_SAMPLE_LEAF_ONLY;
-    } else {
-        uint32_t depth = (uint32_t)(count - found);
-        if (depth > max_depth) {
-            depth = max_depth;
-            sample->flags |= SS_SAMPLE_TRUNCATED;
-        }
-        memmove(sample->frames, sample->frames + found, depth * sizeof(uintptr_t));
-        sample->depth = (uint16_t)depth;
+        if (index) ss_module_index_leave(buffer);
+        if (sample->flags & SS_SAMPLE_UNWIND_FAILED) ask_for_tables(entered);
     }
     sample->cpu_ns = -1;
     if (ss_active_config.mode == SS_MODE_WALL) {
@@ -168,10 +201,23 @@ void ss_handler_reset_after_fork(void) {
     own_pid = getpid();
 }
 
+/* The sampling signal runs on the thread's own stack, never switching to an alternate
+ * stack (a Rust thread's is 8 KiB, with the kernel's frame taking over 3 KB of it): a
+ * thread is on its alternate stack only while in a handler of its own there, and then
+ * room_to_walk decides. */
+static int run_on_thread_stack(int signo) {
+    struct sigaction installed;
+    if (ss_real_sigaction(signo, NULL, &installed) != 0) return -1;
+    installed.sa_flags &= ~SA_ONSTACK;
+    return ss_real_sigaction(signo, &installed, NULL);
+}
+
 int ss_handler_install(int preferred_signo) {
     int signo = choose_signal(preferred_signo);
     if (signo < 0) return SS_ERR_NO_SIGNAL;
-    if (ss_signal_take(signo, on_sample_signal) != 0) return SS_ERR_NO_SIGNAL;
+    if (ss_signal_take(signo, on_sample_signal) != 0 || run_on_thread_stack(signo) != 0) return SS_ERR_NO_SIGNAL;
+    unsigned long kernel_frame = getauxval(AT_MINSIGSTKSZ);
+    walk_room_needed = WALK_STACK_BYTES + (kernel_frame > 2048 ? kernel_frame : 2048) + WALK_STACK_BYTES;
     own_pid = getpid();
     installed_signo = signo;
     signo_substituted = signo != preferred_signo;
@@ -190,13 +236,6 @@ int ss_engine_signal_substituted(void) { return signo_substituted; }
 uint64_t ss_engine_foreign_signals(void) { return atomic_load(&foreign_signals); }
 
 void ss_thread_exclude_current(void) { ss_tls_excluded = 1; }
-
-void ss_thread_prepare_current(void) {
-    void *frames[8];
-    ss_current_tid();
-    ss_unwind_backtrace(frames, 8);
-    ss_tls_unwind_ready = 1;
-}
 
 int ss_signal_thread(int32_t tid) {
     siginfo_t info;

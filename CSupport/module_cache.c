@@ -1,28 +1,32 @@
 /*
- * The loader lock. libunwind finds unwind tables with dl_iterate_phdr, which
- * takes the loader's lock: a sample landing while a thread is in dlopen,
- * dlclose or exception unwinding could deadlock there. While a thread is in
- * the engine's handler, dl_iterate_phdr (interposed) serves a copy of the
- * module list instead, taken by the sampler thread outside signal context and
- * refreshed when the loader's add/remove counters move. Every other caller
- * gets the real dl_iterate_phdr.
+ * The unwind tables of the loaded modules, as the handler sees them. The
+ * sampler thread (and ss_engine_init) refreshes them when the loader's
+ * add/remove counters move: inside the real dl_iterate_phdr (the loader's
+ * lock held, so no module can go away meanwhile) it compiles a table for each
+ * module not seen before (unwind_table.c), then publishes an index of every
+ * module's code range and table, sorted by address. The handler never calls
+ * dl_iterate_phdr or takes the loader's lock.
  *
- * Two buffers: a refresh writes only the one not published, and only once
- * no handler still reads it; a handler announces itself as a reader, then
- * checks the buffer is still the published one, so it never waits.
+ * Two index buffers: a refresh writes only the one not published, and only
+ * once no handler still reads it; a handler announces itself as a reader,
+ * then checks the buffer is still the published one, so it never waits.
+ * Tables of modules gone are unmapped only once no handler reads the index
+ * that listed them.
  *
- * Only the sampler thread refreshes. dlclose is interposed to wake it at once,
- * so that handlers do not go on reading the tables of unmapped code until its
- * next tick. The caller of dlclose does not refresh itself: it may hold the
- * loader's lock (dlclose inside a dl_iterate_phdr callback) or a lock of its
- * own that a callback needs, and a refresh takes the loader's lock. (dlopen
- * is not interposed: the loader resolves a dlopen's RUNPATH and $ORIGIN from
- * its caller, which an interposer would replace.)
+ * Only the sampler thread refreshes. dlclose is interposed to wake it at once.
+ * The caller of dlclose does not refresh itself: it may hold the loader's lock
+ * (dlclose inside a dl_iterate_phdr callback) or a lock of its own that a
+ * callback needs, and a refresh takes the loader's lock. A module closed
+ * without the interposed dlclose (glibc's internal closes) keeps its table
+ * until the next tick; the table is a copy, so reading it is safe, and no code
+ * runs at its addresses any more. (dlopen is not interposed: the loader
+ * resolves a dlopen's RUNPATH and $ORIGIN from its caller.)
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
 
 #include <link.h>
+#include <pthread.h>
 #include <sched.h>
 
 typedef int (*phdr_callback)(struct dl_phdr_info *, size_t, void *);
@@ -30,23 +34,33 @@ typedef int (*dl_iterate_phdr_fn)(phdr_callback, void *);
 
 enum { MODULE_CAPACITY = 2048 };
 
+/* A module as the refresh knows it: identity, and its table (NULL without unwind info). */
 typedef struct {
-    struct dl_phdr_info entries[MODULE_CAPACITY];
-    size_t count;
-} module_list;
+    uintptr_t base;
+    const void *program_headers;
+    int header_count;
+    int seen;
+    ss_unwind_table *table;
+} known_module;
 
-static module_list lists[2];
+typedef struct {
+    uintptr_t low, high; /* [low, high): the addresses its rows cover */
+    const ss_unwind_table *table;
+} indexed_module;
+
+struct ss_module_index {
+    indexed_module modules[MODULE_CAPACITY];
+    size_t count;
+};
+
+static ss_module_index indexes[2];
 static _Atomic int published = -1;
 static _Atomic int readers[2];
+static known_module known[MODULE_CAPACITY];
+static size_t known_count;
 static unsigned long long cached_adds = ~0ull, cached_subs = ~0ull;
 static _Atomic uint64_t generation;
-
-SS_TLS int ss_tls_in_handler;
-
-static dl_iterate_phdr_fn real_dl_iterate_phdr(void) {
-    static void *_Atomic real;
-    return (dl_iterate_phdr_fn)ss_next_symbol("dl_iterate_phdr", &real);
-}
+static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
 
 typedef struct {
     unsigned long long adds, subs;
@@ -61,34 +75,109 @@ static int read_counters(struct dl_phdr_info *info, size_t size, void *data) {
     return 1;
 }
 
-static int copy_module(struct dl_phdr_info *info, size_t size, void *data) {
+/* Marks the module seen, compiling its table if it is new. Runs under the loader's lock. */
+static int note_module(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
-    module_list *list = data;
-    if (list->count == MODULE_CAPACITY) return 1; /* the rest are not served in the handler */
-    list->entries[list->count++] = *info;
+    (void)data;
+    for (size_t i = 0; i < known_count; i++) {
+        known_module *module = &known[i];
+        if (module->base == info->dlpi_addr && module->program_headers == info->dlpi_phdr &&
+            module->header_count == info->dlpi_phnum) {
+            module->seen = 1;
+            return 0;
+        }
+    }
+    if (known_count == MODULE_CAPACITY) return 1; /* the rest have no table: their samples end early */
+    known[known_count++] = (known_module){info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, 1,
+                                          ss_unwind_table_build(info)};
     return 0;
 }
 
+static void write_index(ss_module_index *index) {
+    index->count = 0;
+    for (size_t i = 0; i < known_count; i++) {
+        const ss_unwind_table *table = known[i].table;
+        if (!table || table->count == 0) continue;
+        indexed_module entry = {table->bias + table->rows[0].pc, table->bias + table->rows[table->count - 1].pc + 1, table};
+        size_t at = index->count++;
+        while (at > 0 && index->modules[at - 1].low > entry.low) {
+            index->modules[at] = index->modules[at - 1];
+            at--;
+        }
+        index->modules[at] = entry;
+    }
+}
+
+static void wait_for_readers(int buffer) {
+    while (atomic_load(&readers[buffer]) != 0) sched_yield();
+}
+
 void ss_module_cache_refresh(void) {
-    dl_iterate_phdr_fn real = real_dl_iterate_phdr();
+    static void *_Atomic real_symbol;
+    dl_iterate_phdr_fn real = (dl_iterate_phdr_fn)ss_next_symbol("dl_iterate_phdr", &real_symbol);
     if (!real) return;
+    pthread_mutex_lock(&refresh_lock);
     loader_counters counters = {0, 0};
     real(read_counters, &counters);
-    if (counters.adds == cached_adds && counters.subs == cached_subs) return;
-    int target = atomic_load(&published) == 0 ? 1 : 0;
-    while (atomic_load(&readers[target]) != 0) sched_yield();
-    lists[target].count = 0;
-    real(copy_module, &lists[target]);
+    if (counters.adds == cached_adds && counters.subs == cached_subs) {
+        pthread_mutex_unlock(&refresh_lock);
+        return;
+    }
+    for (size_t i = 0; i < known_count; i++) known[i].seen = 0;
+    real(note_module, NULL);
+    /* Modules gone leave the list now and the index next; their tables stay until no reader has them. */
+    ss_unwind_table *gone[MODULE_CAPACITY];
+    size_t gone_count = 0, kept = 0;
+    for (size_t i = 0; i < known_count; i++) {
+        if (known[i].seen) known[kept++] = known[i];
+        else if (known[i].table) gone[gone_count++] = known[i].table;
+    }
+    known_count = kept;
+    int previous = atomic_load(&published);
+    int target = previous == 0 ? 1 : 0;
+    wait_for_readers(target);
+    write_index(&indexes[target]);
     atomic_store(&published, target);
+    if (previous >= 0) wait_for_readers(previous);
+    for (size_t i = 0; i < gone_count; i++) ss_unwind_table_free(gone[i]);
     atomic_fetch_add(&generation, 1);
     cached_adds = counters.adds;
     cached_subs = counters.subs;
+    pthread_mutex_unlock(&refresh_lock);
 }
 
 void ss_module_cache_reset_after_fork(void) {
-    /* A thread of the parent may have been reading a list at fork(): it does not exist here. */
+    /* A thread of the parent may have been reading or refreshing at fork(): it does not exist here. */
     atomic_store(&readers[0], 0);
     atomic_store(&readers[1], 0);
+    pthread_mutex_init(&refresh_lock, NULL);
+}
+
+const ss_module_index *ss_module_index_enter(int *buffer) {
+    for (;;) {
+        int index = atomic_load(&published);
+        if (index < 0) return NULL;
+        atomic_fetch_add(&readers[index], 1);
+        if (atomic_load(&published) == index) {
+            *buffer = index;
+            return &indexes[index];
+        }
+        atomic_fetch_sub(&readers[index], 1);
+    }
+}
+
+void ss_module_index_leave(int buffer) {
+    atomic_fetch_sub(&readers[buffer], 1);
+}
+
+const ss_unwind_row *ss_module_index_find(const ss_module_index *index, uintptr_t pc) {
+    size_t low = 0, high = index->count; /* first module starting past pc */
+    while (low < high) {
+        size_t middle = (low + high) / 2;
+        if (index->modules[middle].low <= pc) low = middle + 1; else high = middle;
+    }
+    if (low == 0 || pc >= index->modules[low - 1].high) return NULL;
+    return ss_unwind_table_find(index->modules[low - 1].table, pc);
 }
 
 int dlclose(void *handle) {
@@ -96,33 +185,9 @@ int dlclose(void *handle) {
     int (*real_dlclose)(void *) = (int (*)(void *))ss_next_symbol("dlclose", &real);
     if (!real_dlclose) return -1;
     int result = real_dlclose(handle);
-    /* Only once the engine has a copy to keep current (it made the first one at init). */
+    /* Only once the engine has tables to keep current (it made the first ones at init). */
     if (atomic_load(&published) >= 0) ss_sampler_request_refresh();
     return result;
 }
 
 uint64_t ss_module_cache_generation(void) { return atomic_load(&generation); }
-
-int dl_iterate_phdr(phdr_callback callback, void *data) {
-    if (ss_tls_in_handler) {
-        for (;;) {
-            int index = atomic_load(&published);
-            if (index < 0) break;
-            atomic_fetch_add(&readers[index], 1);
-            if (atomic_load(&published) != index) {
-                atomic_fetch_sub(&readers[index], 1);
-                continue;
-            }
-            int result = 0;
-            const module_list *list = &lists[index];
-            for (size_t i = 0; i < list->count && result == 0; i++) {
-                struct dl_phdr_info copy = list->entries[i];
-                result = callback(&copy, sizeof copy, data);
-            }
-            atomic_fetch_sub(&readers[index], 1);
-            return result;
-        }
-    }
-    dl_iterate_phdr_fn real = real_dl_iterate_phdr();
-    return real ? real(callback, data) : 0;
-}

@@ -51,7 +51,7 @@ static void set_sequence(uint64_t position, uint64_t sequence) {
 
 int ss_buffer_create(uint32_t slots, uint32_t max_frames) {
     if (slots == 0 || max_frames == 0) return SS_ERR_BAD_CONFIG;
-    size_t bytes = sizeof(slot_header) + sizeof(uintptr_t) * ((size_t)max_frames + SS_SKIP_HEADROOM + 1);
+    size_t bytes = sizeof(slot_header) + sizeof(uintptr_t) * (size_t)max_frames;
     bytes = (bytes + 63) & ~(size_t)63;
     void *memory = mmap(NULL, bytes * slots, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (memory == MAP_FAILED) return SS_ERR_NO_MEMORY;

@@ -1,7 +1,6 @@
 /*
- * pthread_create interposition: a new thread is warmed (unwinder caches
- * allocated outside signal context) and attached, with its timer armed,
- * before it runs a line of user code. In the preload library this definition
+ * pthread_create interposition: a new thread is attached, with its timer
+ * armed, before it runs a line of user code. In the preload library this definition
  * comes ahead of libc's; in a program linking the library it does as well.
  */
 #define _GNU_SOURCE
@@ -27,10 +26,7 @@ static pthread_create_fn real_pthread_create(void) {
 static void *stacksampler_thread_trampoline(void *opaque) {
     thread_start start = *(thread_start *)opaque;
     free(opaque);
-    if (ss_engine_running()) {
-        ss_thread_prepare_current();
-        ss_thread_attach(ss_current_tid(), 1);
-    }
+    if (ss_engine_running()) ss_thread_attach(ss_current_tid(), 1);
     return start.start(start.argument);
 }
 

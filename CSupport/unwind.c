@@ -1,36 +1,116 @@
 /*
- * libunwind, loaded privately. Listing libunwind.so.8 as a dependency would
- * put its _Unwind_* family into the process's global scope, ahead of libgcc's,
- * and every C++ exception in the target would then go through it. So it is
- * opened with RTLD_LOCAL and reached only through these pointers, resolved
- * once, before the first handler can run.
+ * The stack walk (x86-64): from an interrupted pc, sp and rbp, frame by frame
+ * through the rows of the published unwind tables (module_cache.c). Signal-safe:
+ * no allocation, no locks, no libc calls, a few hundred bytes of stack. Memory is
+ * read through a reader function: a plain load in the handler (under its fault
+ * guard), process_vm_readv for a caller that must not fault.
+ *
+ * A frame whose pc has no row, an unknown rule, or a caller's sp that does not
+ * move up the stack ends the walk there, marked: no caller is ever guessed.
+ * The outermost frames (_start, clone3: return address undefined in their CFI)
+ * end it complete. A signal frame (glibc's __restore_rt, marked 'S' in its CIE)
+ * continues from the ucontext the kernel saved on the stack, so a program's own
+ * handler shows the code it interrupted.
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
 
-#include <dlfcn.h>
+#include <stddef.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <sys/uio.h>
 
-enum { UNW_CACHE_PER_THREAD_POLICY = 2 }; /* UNW_CACHE_PER_THREAD in libunwind-common.h */
+/* One step's registers. `fp_known` is 0 when rbp's value is not known. */
+typedef struct {
+    uintptr_t pc, sp, fp;
+    int fp_known;
+} registers;
 
-typedef int (*backtrace_fn)(void **, int);
-typedef int (*set_caching_policy_fn)(void *, int);
-
-static backtrace_fn unwind_backtrace;
-
-int ss_unwind_load(void) {
-    if (unwind_backtrace) return SS_OK;
-    void *library = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-    if (!library) return SS_ERR_NO_UNWINDER;
-    backtrace_fn backtrace = (backtrace_fn)dlsym(library, "unw_backtrace");
-    set_caching_policy_fn set_policy = (set_caching_policy_fn)dlsym(library, "_ULx86_64_set_caching_policy");
-    void **local_space = (void **)dlsym(library, "_ULx86_64_local_addr_space");
-    if (!backtrace || !set_policy || !local_space) return SS_ERR_NO_UNWINDER;
-    /* Not signal-safe: done once, before any handler is installed. */
-    set_policy(*local_space, UNW_CACHE_PER_THREAD_POLICY);
-    unwind_backtrace = backtrace;
-    return SS_OK;
+static int read_word(ss_memory_reader read, void *context, uintptr_t address, uintptr_t *value) {
+    return read(address, value, context) == 0;
 }
 
-int ss_unwind_backtrace(void **frames, int capacity) {
-    return unwind_backtrace ? unwind_backtrace(frames, capacity) : 0;
+/* Moves `regs` from a signal frame to the context it interrupted. */
+static int step_signal_frame(registers *regs, ss_memory_reader read, void *context) {
+    uintptr_t gregs = regs->sp + offsetof(ucontext_t, uc_mcontext.gregs);
+    uintptr_t pc, sp, fp;
+    if (!read_word(read, context, gregs + REG_RIP * sizeof(greg_t), &pc) ||
+        !read_word(read, context, gregs + REG_RSP * sizeof(greg_t), &sp) ||
+        !read_word(read, context, gregs + REG_RBP * sizeof(greg_t), &fp))
+        return 0;
+    *regs = (registers){pc, sp, fp, 1};
+    return 1;
+}
+
+/* Moves `regs` to the caller by `row`. Returns 0 when the walk cannot go on. */
+static int step_frame(registers *regs, const ss_unwind_row *row, ss_memory_reader read, void *context) {
+    uintptr_t cfa;
+    switch (row->kind) {
+    case SS_ROW_CFA_RSP: cfa = regs->sp + (intptr_t)row->cfa_offset; break;
+    case SS_ROW_CFA_RBP:
+        if (!regs->fp_known) return 0;
+        cfa = regs->fp + (intptr_t)row->cfa_offset;
+        break;
+    case SS_ROW_PLT: cfa = regs->sp + ((regs->pc & 15) >= (uintptr_t)row->cfa_offset ? 16 : 8); break;
+    default: return 0;
+    }
+    if (cfa <= regs->sp) return 0; /* the stack grows down: a caller's frame is above */
+    uintptr_t return_address;
+    if (!read_word(read, context, cfa - 8, &return_address)) return 0;
+    if (row->rbp_offset == SS_RBP_UNKNOWN) {
+        regs->fp_known = 0;
+    } else if (row->rbp_offset != SS_RBP_UNCHANGED) {
+        if (!read_word(read, context, cfa + (intptr_t)row->rbp_offset, &regs->fp)) return 0;
+        regs->fp_known = 1;
+    }
+    regs->pc = return_address;
+    regs->sp = cfa;
+    return 1;
+}
+
+int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,
+                   ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome) {
+    registers regs = {pc, sp, fp, fp_known};
+    int count = 0;
+    int exact_pc = 1; /* the interrupted pc, not a return address (whose call is at pc - 1) */
+    for (;;) {
+        if (count == capacity) { *outcome = SS_WALK_TRUNCATED; return count; }
+        frames[count++] = regs.pc;
+        const ss_unwind_row *row = index ? ss_module_index_find(index, exact_pc ? regs.pc : regs.pc - 1) : NULL;
+        if (!row) { *outcome = SS_WALK_ENDED_EARLY; return count; }
+        if (row->kind == SS_ROW_OUTERMOST) { *outcome = SS_WALK_COMPLETE; return count; }
+        if (row->kind == SS_ROW_SIGNAL) {
+            if (!step_signal_frame(&regs, read, context)) { *outcome = SS_WALK_ENDED_EARLY; return count; }
+            exact_pc = 1;
+        } else {
+            if (!step_frame(&regs, row, read, context)) { *outcome = SS_WALK_ENDED_EARLY; return count; }
+            exact_pc = 0;
+        }
+        if (regs.pc == 0) { *outcome = SS_WALK_COMPLETE; return count; } /* a zero return address ends a stack */
+    }
+}
+
+int ss_read_memory_checked(uintptr_t address, uintptr_t *value, void *context) {
+    (void)context;
+    struct iovec local = {value, sizeof *value}, remote = {(void *)address, sizeof *value};
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof *value ? 0 : -1;
+}
+
+int ss_unwind_stack(uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, ss_memory_reader read, void *context,
+                    uintptr_t *frames, int capacity, int *outcome) {
+    int buffer = -1;
+    const ss_module_index *index = ss_module_index_enter(&buffer);
+    int count = ss_unwind_walk(index, pc, sp, fp, fp_known, read, context, frames, capacity, outcome);
+    if (index) ss_module_index_leave(buffer);
+    return count;
+}
+
+__attribute__((noinline)) int ss_unwind_caller_stack(ss_memory_reader read, void *context, uintptr_t *frames, int capacity,
+                                                     int *outcome) {
+    /* This file is built with frame pointers: the caller's sp is just above our saved rbp
+     * and return address, and its rbp is the one saved. The walk starts inside the call
+     * instruction (return address - 1), whose rule is the caller's during the call. */
+    uintptr_t *frame = __builtin_frame_address(0);
+    uintptr_t return_address = (uintptr_t)__builtin_return_address(0);
+    return ss_unwind_stack(return_address - 1, (uintptr_t)(frame + 2), frame[0], 1, read, context, frames, capacity, outcome);
 }

@@ -26,9 +26,11 @@ typedef enum {
 /** Sample flags. */
 enum {
     SS_SAMPLE_TRUNCATED = 1u << 0,   /**< deeper than the configured maximum depth */
-    SS_SAMPLE_LEAF_ONLY = 1u << 1,   /**< unwinder not usable on this thread: only the interrupted PC */
-    SS_SAMPLE_UNWIND_FAILED = 1u << 2, /**< unwinder gave no frame above the signal frame */
-    SS_SAMPLE_UNWIND_FAULTED = 1u << 3, /**< unwinder read unmapped memory; sample ended at the leaf */
+    SS_SAMPLE_LEAF_ONLY = 1u << 1,   /**< handler on an alternate signal stack too small to walk: only the interrupted PC */
+    SS_SAMPLE_UNWIND_FAILED = 1u << 2, /**< walk ended before the thread's first frame (a pc without unwind
+                                            info, a rule it cannot follow, a stack pointer that did not move up):
+                                            the frames found so far */
+    SS_SAMPLE_UNWIND_FAULTED = 1u << 3, /**< walk read unmapped memory; sample ended at the leaf */
 };
 
 /** One raw sample as stored in the buffer. Frames are leaf first. */
@@ -60,15 +62,14 @@ typedef struct {
 enum {
     SS_OK = 0,
     SS_ERR_ALREADY_RUNNING = -1, /**< ss_engine_init while sampling */
-    SS_ERR_NO_UNWINDER = -2,     /**< libunwind.so.8 could not be loaded */
     SS_ERR_NO_SIGNAL = -3,       /**< no free signal for this mode */
     SS_ERR_NO_MEMORY = -4,       /**< the buffer could not be reserved */
     SS_ERR_BAD_CONFIG = -5,      /**< a value out of range, or a buffer size changed between sessions */
     SS_ERR_NOT_RUNNING = -6,     /**< not sampling */
 };
 
-/** Prepares the engine: loads the unwinder privately, reserves the buffer,
- *  picks and installs the signal handler. Does not arm any timer. */
+/** Prepares the engine: reserves the buffer, compiles the loaded modules' unwind
+ *  tables, picks and installs the signal handler. Does not arm any timer. */
 int ss_engine_init(const ss_config *config);
 
 /** Stops sampling: disarms all timers; the handler stays installed but inert.
@@ -83,11 +84,6 @@ int ss_engine_running(void);
 int ss_engine_signal(void);
 /** Nonzero when ss_engine_signal() is a substitute for SIGPROF (see above). */
 int ss_engine_signal_substituted(void);
-
-/** Warms the unwinder on the calling thread (allocates its caches outside
- *  signal context) and marks the thread as safe to unwind in the handler.
- *  Threads never warmed are sampled with their leaf frame only. */
-void ss_thread_prepare_current(void);
 
 /** Starts sampling thread `tid`: in cpu mode creates and arms its timer.
  *  `replace` discards an earlier registration of the same tid (tid reuse).
@@ -138,13 +134,37 @@ int64_t ss_thread_cpu_time_ns(int32_t tid);
 /** Wall mode: signals thread `tid` to take a sample. Returns 0 or -errno. */
 int ss_signal_thread(int32_t tid);
 
-/** Refreshes the copy of the loader's module list that libunwind is served
- *  inside the handler (so that it never takes the loader's lock there).
+/** Compiles the unwind tables of modules loaded since the last call and drops those
+ *  of modules gone, so that the handler never reads a module or takes the loader's lock.
  *  Cheap when nothing was loaded or unloaded. Call from the sampler thread. */
 void ss_module_cache_refresh(void);
 
 /** Counts the refreshes that found the module list changed (dlopen, dlclose). */
 uint64_t ss_module_cache_generation(void);
+
+/** Reads the word at `address` into `value`; returns 0, or nonzero if it cannot. */
+typedef int (*ss_memory_reader)(uintptr_t address, uintptr_t *value, void *context);
+
+/** A reader that never faults (process_vm_readv on this process): fails on unmapped memory. */
+int ss_read_memory_checked(uintptr_t address, uintptr_t *value, void *context);
+
+/** How a stack walk ended. */
+enum {
+    SS_WALK_COMPLETE = 0,    /**< reached the thread's first frame */
+    SS_WALK_TRUNCATED = 1,   /**< `capacity` frames written, more above */
+    SS_WALK_ENDED_EARLY = 2, /**< a frame without unwind info or with a rule the walk cannot follow */
+};
+
+/** Walks the stack of a thread stopped at `pc` with stack pointer `sp` and frame pointer
+ *  `fp` (`fp_known` 0 if not known) through the engine's unwind tables, reading memory with
+ *  `read`. Writes `pc` then the return addresses, leaf first; returns their count and sets
+ *  `outcome` (SS_WALK_*). Signal-safe if `read` is. For the sampler thread, with
+ *  ss_read_memory_checked, on a thread stopped in a system call. */
+int ss_unwind_stack(uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, ss_memory_reader read, void *context,
+                    uintptr_t *frames, int capacity, int *outcome);
+
+/** ss_unwind_stack from the caller of this function, at its call (return address - 1). */
+int ss_unwind_caller_stack(ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome);
 
 /** Faults the sample buffer's pages in, so that no handler takes a page fault
  *  writing a sample. Called by the sampler thread as it starts, off the program's path. */

@@ -32,12 +32,10 @@ public enum Profiler {
             switch ss_engine_init(&engine) {
             case Int32(SS_OK): break
             case Int32(SS_ERR_ALREADY_RUNNING): throw .alreadyRunning
-            case Int32(SS_ERR_NO_UNWINDER): throw .unwinderUnavailable
             case Int32(SS_ERR_NO_SIGNAL): throw .noFreeSignal(configuration.mode)
             case Int32(SS_ERR_BAD_CONFIG): throw .invalidConfiguration("max depth and buffer size cannot change between sessions of one process")
             default: throw .invalidConfiguration("the engine could not reserve its buffer")
             }
-            ss_thread_prepare_current()
             let sampler = SamplerThread(configuration: configuration)
             do throws(ProfilerError) {
                 try sampler.start()

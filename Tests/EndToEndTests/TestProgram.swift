@@ -41,11 +41,26 @@ enum TestProgram: String, CaseIterable, Sendable {
     case cAPI = "c_api"
     /// Built with DWARF (`-g`); CPU in `hot_function`, in code inlined from `inner_helper` and `burn_cpu`.
     case inlined
+    /// Three workers spinning in `worker_main` before the program starts sampling itself through
+    /// the C API; writes the folded profile to its argument. Built with frame pointers.
+    case threadsBeforeStart = "threads_before_start"
+    /// `threadsBeforeStart` built without frame pointers.
+    case threadsBeforeStartNoFramePointers = "threads_before_start_nofp"
+    /// Swift; Dispatch workers and a pthread spinning before the C API's start (Profiler.start).
+    case threadsBeforeStartSwift = "threads_before_start_swift"
+    /// Three threads with an 8 KiB alternate signal stack and a SA_ONSTACK handler of their own.
+    case smallAltstack = "small_altstack"
+    /// Uses libunwind itself (flushes its cache, unw_backtrace) beside dl_iterate_phdr callbacks.
+    case ownLibunwind = "own_libunwind"
+    /// dlopens the plugin and closes it with libc's own dlclose, around the interposed one.
+    case hiddenDlclose = "hidden_dlclose"
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
         switch self {
         case .matrix: "matrix.swift"
+        case .threadsBeforeStartSwift: "threads_before_start.swift"
+        case .threadsBeforeStartNoFramePointers: "threads_before_start.c"
         case .loaderChurn: rawValue + ".cpp"
         default: rawValue + ".c"
         }
@@ -62,13 +77,24 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations: ["gcc", "-O2"]
         case .cAPI: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .inlined: ["gcc", "-O2", "-g"]
+        case .threadsBeforeStart: ["gcc", "-O2", "-pthread", "-fno-omit-frame-pointer", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
+        case .threadsBeforeStartNoFramePointers:
+            ["gcc", "-O2", "-pthread", "-fomit-frame-pointer", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
+        // -g: swiftc on Linux writes .eh_frame for every function only with debug info.
+        case .threadsBeforeStartSwift:
+            ["swiftc", "-O", "-g", "-import-objc-header", PackagePaths.root + "/Sources/PreloadEntry/include/stacksampler.h"]
+        case .smallAltstack, .ownLibunwind: ["gcc", "-O2", "-pthread"]
+        case .hiddenDlclose: ["gcc", "-O2"]
         }
     }
 
     /// Libraries to link, after the source.
     private var libraries: [String] {
         switch self {
-        case .cAPI: ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Wl,-rpath," + BuildProducts.directory]
+        case .cAPI, .threadsBeforeStart, .threadsBeforeStartNoFramePointers:
+            ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Wl,-rpath," + BuildProducts.directory]
+        case .threadsBeforeStartSwift:
+            ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Xlinker", "-rpath", "-Xlinker", BuildProducts.directory]
         default: []
         }
     }

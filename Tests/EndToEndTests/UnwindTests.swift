@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// The engine's own unwinder: no per-thread preparation (threads that existed before
+    /// `start` get whole stacks), no lock or module read in the handler (a program's own
+    /// libunwind, modules closed behind the profiler's back), and little stack (an 8 KiB
+    /// alternate signal stack).
+    @Suite struct Unwinding {
+        /// Share of samples whose stack starts at a thread's first frame.
+        static func wholeShare(_ profile: FoldedProfile) -> Double {
+            let whole = profile.stacks.filter { ["_start", "__clone3"].contains($0.frames.first) }.reduce(0) { $0 + $1.count }
+            return Double(whole) / Double(max(1, profile.totalSamples))
+        }
+
+        @Test("threads that existed before start get whole stacks (C API)",
+              arguments: [TestProgram.threadsBeforeStart, .threadsBeforeStartNoFramePointers])
+        func threadsBeforeStartC(program: TestProgram) throws {
+            let directory = try ScratchDirectory.make("before-start-\(program.rawValue)")
+            let folded = directory + "/profile.folded"
+            let result = try ChildProcess.run(try program.executable(), [folded], in: directory)
+            #expect(result.termination == .exited(0), "\(result)")
+            #expect(ProgramOutput.integer("start", in: result.stdout) == 0, "\(result)")
+            let profile = try FoldedProfile(contentsOf: folded)
+            let stacks = profile.stacks.map { $0.frames.joined(separator: ";") + " \($0.count)" }
+            #expect(Self.wholeShare(profile) >= 0.99, "\(stacks)")
+            let workers = profile.inclusiveCount { $0 == "worker_main" }
+            #expect(workers >= 100, "worker samples with worker_main: \(workers)\n\(stacks)")
+            #expect(profile.inclusiveCount { $0 == "main_spin" } >= 20, "\(stacks)")
+            #expect(profile.stacks.filter { $0.frames.contains("spin_leaf") }.allSatisfy {
+                $0.frames.prefix(3) == ["__clone3", "start_thread", "worker_main"]
+            }, "\(stacks)")
+        }
+
+        @Test("threads that existed before start get whole stacks (Swift, Dispatch workers)")
+        func threadsBeforeStartSwift() throws {
+            let directory = try ScratchDirectory.make("before-start-swift")
+            let folded = directory + "/profile.folded"
+            let result = try ChildProcess.run(try TestProgram.threadsBeforeStartSwift.executable(), [folded], in: directory)
+            #expect(result.termination == .exited(0), "\(result)")
+            let profile = try FoldedProfile(contentsOf: folded)
+            let stacks = profile.stacks.map { $0.frames.joined(separator: ";") + " \($0.count)" }
+            #expect(Self.wholeShare(profile) >= 0.99, "\(stacks)")
+            let dispatch = profile.stacks.filter { $0.frames.contains { $0.hasPrefix("dispatchSpin") } }
+            #expect(dispatch.reduce(0) { $0 + $1.count } >= 50, "\(stacks)")
+            #expect(dispatch.allSatisfy { $0.frames.prefix(2) == ["__clone3", "start_thread"] }, "\(stacks)")
+            #expect(profile.inclusiveCount { $0.hasPrefix("threadSpin") } >= 20, "\(stacks)")
+        }
+
+        @Test("threads with an 8 KiB alternate signal stack are sampled at 1 ms without a crash")
+        func smallAlternateStack() throws {
+            let directory = try ScratchDirectory.make("small-altstack")
+            let run = try ProfiledRun.preload(
+                .smallAltstack, ["1"],
+                settings: ["STACKSAMPLER_MODE": "cpu", "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-"], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            #expect(run.process.stdout.contains("done"), "\(run.process)")
+            let profile = try run.profile()
+            #expect(profile.totalSamples >= 500, "\(run.process.stderr)")
+            // Outside the program's own handler, samples run on the thread's stack and are whole.
+            let recursing = profile.stacks.filter { $0.frames.last == "recurse" }
+            #expect(recursing.reduce(0) { $0 + $1.count } >= 200, "\(profile.stacks.map(\.frames))")
+            #expect(recursing.allSatisfy { ["_start", "__clone3"].contains($0.frames.first) }, "\(profile.stacks.map(\.frames))")
+        }
+
+        @Test("a program that uses libunwind itself beside dl_iterate_phdr callbacks finishes")
+        func programsOwnLibunwind() throws {
+            let directory = try ScratchDirectory.make("own-libunwind")
+            let run = try ProfiledRun.preload(
+                .ownLibunwind, ["2000"],
+                settings: ["STACKSAMPLER_MODE": "cpu", "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-"], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            #expect(ProgramOutput.integer("backtraces", in: run.process.stdout) == 2000, "\(run.process)")
+            #expect(ProgramOutput.integer("iterations", in: run.process.stdout) == 2000, "\(run.process)")
+            #expect(try run.profile().totalSamples > 0)
+        }
+
+        @Test("modules closed through libc's own dlclose while sampling at 1 kHz")
+        func modulesClosedBehindTheProfiler() throws {
+            let directory = try ScratchDirectory.make("hidden-dlclose")
+            let plugin = try TestProgram.plugin.executable()
+            let run = try ProfiledRun.preload(
+                .hiddenDlclose, [plugin, "300"],
+                settings: ["STACKSAMPLER_MODE": "cpu", "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-"], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            #expect(ProgramOutput.integer("closed", in: run.process.stdout) == 300, "\(run.process)")
+            #expect(try run.profile().totalSamples > 0)
+        }
+    }
+}
