@@ -1,5 +1,4 @@
 import CSupport
-import Glibc
 import Testing
 
 /// The engine's stack walk called outside signal context, as the sampler thread would for a
@@ -14,17 +13,24 @@ import Testing
         return (Array(frames.prefix(Int(count))), outcome)
     }
 
-    @Test("a walk of the current thread reaches its first frame through this function")
+    /// The same walk one call deeper.
+    @inline(never)
+    static func walkOneDeeper() -> (frames: [UInt], outcome: Int32) {
+        let walk = walkFromHere(reader: ss_read_memory_checked)
+        return (walk.frames, walk.outcome + 0)
+    }
+
+    @Test("walks of the current thread reach its first frame and agree on the callers")
     func walksCurrentThread() {
         ss_module_cache_refresh()
-        let (frames, outcome) = Self.walkFromHere(reader: ss_read_memory_checked)
-        #expect(outcome == Int32(SS_WALK_COMPLETE), "frames: \(frames)")
-        #expect(frames.count >= 4, "frames: \(frames)")
-        var info = Dl_info()
-        #expect(dladdr(UnsafeRawPointer(bitPattern: frames[0]), &info) != 0)
-        if let name = info.dli_sname {
-            #expect(String(cString: name).contains("walkFromHere"), "first frame: \(String(cString: name))")
-        }
+        let here = Self.walkFromHere(reader: ss_read_memory_checked)
+        let deeper = Self.walkOneDeeper()
+        #expect(here.outcome == Int32(SS_WALK_COMPLETE), "frames: \(here.frames)")
+        #expect(deeper.outcome == Int32(SS_WALK_COMPLETE), "frames: \(deeper.frames)")
+        #expect(here.frames.count >= 4, "frames: \(here.frames)")
+        // Below the two call sites in this test, both walks see the same callers.
+        #expect(deeper.frames.count == here.frames.count + 1, "\(here.frames) vs \(deeper.frames)")
+        #expect(Array(deeper.frames.dropFirst(3)) == Array(here.frames.dropFirst(2)), "\(here.frames) vs \(deeper.frames)")
     }
 
     @Test("a reader that fails ends the walk early, at the first frame")
