@@ -45,11 +45,15 @@ typedef struct {
     uint8_t unused;
 } ss_unwind_row;
 
-/* Rows sorted by pc, in a mapping of their own. */
+/* Rows sorted by pc, in a mapping of their own, then a page index: the rows whose pc
+ * is in 4 KiB page first_page + p start at rows[page_first[p]], so that a lookup touches
+ * a few cache lines (the handler runs with cold caches) instead of a whole binary search. */
 typedef struct {
     size_t mapped_bytes;
     uintptr_t bias; /* the module's load bias (dlpi_addr) */
     size_t count;
+    const uint32_t *page_first; /* page_count entries, the last one `count` */
+    uint32_t first_page, page_count;
     ss_unwind_row rows[];
 } ss_unwind_table;
 

@@ -384,6 +384,31 @@ static void add_fde(table_builder *builder, const struct dl_phdr_info *module, c
     append_row(builder, start + range, (ss_unwind_row){.kind = SS_ROW_NONE, .rbp_offset = SS_RBP_UNKNOWN});
 }
 
+enum { PAGE_SHIFT = 12 };
+
+/* Appends the page index after the rows (see ss_unwind_table). */
+static int add_page_index(table_builder *builder) {
+    ss_unwind_table *table = builder->table;
+    uint32_t first_page = table->rows[0].pc >> PAGE_SHIFT;
+    uint32_t page_count = (table->rows[table->count - 1].pc >> PAGE_SHIFT) - first_page + 2;
+    size_t rows_bytes = sizeof(ss_unwind_table) + table->count * sizeof(ss_unwind_row);
+    size_t bytes = rows_bytes + page_count * sizeof(uint32_t);
+    void *memory = mremap(table, table->mapped_bytes, bytes, MREMAP_MAYMOVE);
+    if (memory == MAP_FAILED) return 0;
+    builder->table = table = memory;
+    table->mapped_bytes = bytes;
+    uint32_t *page_first = (uint32_t *)((unsigned char *)table + rows_bytes);
+    size_t row = 0;
+    for (uint32_t page = 0; page < page_count; page++) {
+        while (row < table->count && (table->rows[row].pc >> PAGE_SHIFT) < first_page + page) row++;
+        page_first[page] = (uint32_t)row;
+    }
+    table->page_first = page_first;
+    table->first_page = first_page;
+    table->page_count = page_count;
+    return 1;
+}
+
 ss_unwind_table *ss_unwind_table_build(const struct dl_phdr_info *info) {
     const ElfW(Phdr) *header_segment = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++)
@@ -406,6 +431,10 @@ ss_unwind_table *ss_unwind_table_build(const struct dl_phdr_info *info) {
         ss_unwind_table_free(builder.table);
         return NULL;
     }
+    if (builder.table && !add_page_index(&builder)) {
+        ss_unwind_table_free(builder.table);
+        return NULL;
+    }
     if (builder.table) builder.table->bias = info->dlpi_addr;
     return builder.table;
 }
@@ -417,10 +446,14 @@ void ss_unwind_table_free(ss_unwind_table *table) {
 const ss_unwind_row *ss_unwind_table_find(const ss_unwind_table *table, uintptr_t pc) {
     if (pc < table->bias || pc - table->bias > UINT32_MAX) return NULL;
     uint32_t offset = (uint32_t)(pc - table->bias);
-    size_t low = 0, high = table->count; /* first row past offset */
+    if (offset < table->rows[0].pc) return NULL;
+    uint32_t page = (offset >> PAGE_SHIFT) - table->first_page;
+    if (page >= table->page_count - 1) return &table->rows[table->count - 1];
+    /* The row is among this page's, or the last one before them. */
+    size_t low = table->page_first[page], high = table->page_first[page + 1]; /* first row past offset */
     while (low < high) {
         size_t middle = (low + high) / 2;
         if (table->rows[middle].pc <= offset) low = middle + 1; else high = middle;
     }
-    return low == 0 ? NULL : &table->rows[low - 1];
+    return &table->rows[low - 1];
 }
