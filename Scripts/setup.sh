@@ -2,6 +2,8 @@
 # Installs the Debian packages StackSampler needs, only those missing. Idempotent.
 set -euo pipefail
 
+# libunwind-dev: not used by StackSampler itself; a test program (own_libunwind.c) and the
+# benchmark's reference walk (Scripts/bench/unwind_probe.c) use it.
 required=(libunwind-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev gcc)
 missing=()
 for pkg in "${required[@]}"; do

@@ -37,9 +37,12 @@ public struct Profile: Sendable {
         public var droppedSamples = 0
         /// Kept with their root side cut at the maximum depth.
         public var truncatedSamples = 0
-        /// Kept with only the leaf frame: the thread existed before the profiler and could not be prepared for unwinding.
+        /// Kept with only the leaf frame: the thread was interrupted on its alternate signal stack
+        /// (in a handler of its own), with too little room left there to walk the stack.
         public var leafOnlySamples = 0
-        /// Kept with only the leaf frame: the unwinder failed.
+        /// Kept with the frames found until the walk ended early: a frame without unwind info (JIT
+        /// code, code without `.eh_frame`, a module loaded since the last table refresh) or with a
+        /// rule the walk cannot follow. The stack's root side is missing.
         public var unwindFailures = 0
         /// Kept with only the leaf frame: the unwinder read unmapped memory (a corrupt or foreign stack).
         public var unwindFaults = 0
