@@ -36,9 +36,9 @@ int ss_engine_init(const ss_config *config) {
         if (status != SS_OK) return status;
         status = ss_fault_guard_install();
         if (status != SS_OK) return status;
-        pthread_atfork(NULL, NULL, reset_in_forked_child);
+        pthread_atfork(ss_module_cache_before_fork, ss_module_cache_after_fork_in_parent, reset_in_forked_child);
     }
-    ss_module_cache_refresh();
+    ss_module_cache_prepare();
     ss_active_config = *config;
     /* SIGPROF in both modes: libdispatch blocks SIGALRM in its worker threads
      * (and threads they create inherit the mask), so wall mode on SIGALRM

@@ -70,7 +70,11 @@ typedef struct ss_module_index ss_module_index;
 const ss_module_index *ss_module_index_enter(int *buffer); /* NULL before the first refresh */
 void ss_module_index_leave(int buffer);
 const ss_unwind_row *ss_module_index_find(const ss_module_index *index, uintptr_t pc);
-void ss_module_cache_reset_after_fork(void);
+void ss_module_cache_before_fork(void);           /* pthread_atfork: prepare */
+void ss_module_cache_after_fork_in_parent(void); /* pthread_atfork: parent */
+void ss_module_cache_reset_after_fork(void);     /* in the child */
+/* At engine start: compiles the core modules' tables now, lists the rest for the sampler thread. */
+void ss_module_cache_prepare(void);
 
 /* unwind.c: the walk through an entered index (ss_unwind_stack enters one itself). */
 int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,

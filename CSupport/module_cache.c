@@ -1,10 +1,13 @@
 /*
  * The unwind tables of the loaded modules, as the handler sees them. The
- * sampler thread (and ss_engine_init) refreshes them when the loader's
- * add/remove counters move: inside the real dl_iterate_phdr (the loader's
- * lock held, so no module can go away meanwhile) it compiles a table for each
- * module not seen before (unwind_table.c), then publishes an index of every
- * module's code range and table, sorted by address. The handler never calls
+ * sampler thread refreshes them when the loader's add/remove counters move:
+ * inside the real dl_iterate_phdr (the loader's lock held, so no module can
+ * go away meanwhile) it compiles a table for each module not seen before
+ * (unwind_table.c), then publishes an index of every module's code range and
+ * table, sorted by address. When the engine starts, on the caller's thread,
+ * only the core modules are compiled (executable, libc, loader, vDSO); the
+ * others are left to the sampler thread's first refresh, or sooner to a walk
+ * that ended early (the Swift runtime alone is about half the work). The handler never calls
  * dl_iterate_phdr or takes the loader's lock.
  *
  * Two index buffers: a refresh writes only the one not published, and only
@@ -28,18 +31,21 @@
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
+#include <string.h>
 
 typedef int (*phdr_callback)(struct dl_phdr_info *, size_t, void *);
 typedef int (*dl_iterate_phdr_fn)(phdr_callback, void *);
 
 enum { MODULE_CAPACITY = 2048 };
 
-/* A module as the refresh knows it: identity, and its table (NULL without unwind info). */
+/* A module as the refresh knows it: identity, and its table (NULL without unwind info,
+ * or while `pending`: listed at start, compiled by the sampler thread's next refresh). */
 typedef struct {
     uintptr_t base;
     const void *program_headers;
     int header_count;
     int seen;
+    int pending;
     ss_unwind_table *table;
 } known_module;
 
@@ -58,6 +64,7 @@ static _Atomic int published = -1;
 static _Atomic int readers[2];
 static known_module known[MODULE_CAPACITY];
 static size_t known_count;
+static size_t pending_count;
 static unsigned long long cached_adds = ~0ull, cached_subs = ~0ull;
 static _Atomic uint64_t generation;
 static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -75,21 +82,45 @@ static int read_counters(struct dl_phdr_info *info, size_t size, void *data) {
     return 1;
 }
 
-/* Marks the module seen, compiling its table if it is new. Runs under the loader's lock. */
+/* The modules nearly every stack runs through, compiled at once when the engine starts:
+ * the executable (listed first), libc (thread roots, system call wrappers), the loader
+ * (lazy binding) and the vDSO. */
+static int is_core_module(const struct dl_phdr_info *info, int first) {
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+    return first || strstr(name, "/libc.so") || strstr(name, "/ld-linux") || strncmp(name, "linux-vdso", 10) == 0;
+}
+
+/* What a pass of note_module compiles. */
+typedef struct {
+    int core_only; /* at start: only core modules, the others are listed as pending */
+    int first;     /* the next module is the first listed (the executable) */
+} refresh_pass;
+
+/* Marks the module seen, compiling its table if it is new (or pending, after start).
+ * Runs under the loader's lock. */
 static int note_module(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
-    (void)data;
+    refresh_pass *pass = data;
+    int first = pass->first;
+    pass->first = 0;
     for (size_t i = 0; i < known_count; i++) {
         known_module *module = &known[i];
         if (module->base == info->dlpi_addr && module->program_headers == info->dlpi_phdr &&
             module->header_count == info->dlpi_phnum) {
             module->seen = 1;
+            if (module->pending && !pass->core_only) {
+                module->table = ss_unwind_table_build(info);
+                module->pending = 0;
+                pending_count--;
+            }
             return 0;
         }
     }
     if (known_count == MODULE_CAPACITY) return 1; /* the rest have no table: their samples end early */
-    known[known_count++] = (known_module){info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, 1,
-                                          ss_unwind_table_build(info)};
+    int defer = pass->core_only && !is_core_module(info, first);
+    known[known_count++] = (known_module){info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, 1, defer,
+                                          defer ? NULL : ss_unwind_table_build(info)};
+    pending_count += (size_t)defer;
     return 0;
 }
 
@@ -112,25 +143,29 @@ static void wait_for_readers(int buffer) {
     while (atomic_load(&readers[buffer]) != 0) sched_yield();
 }
 
-void ss_module_cache_refresh(void) {
+/* Compiles the tables of new (and, unless `core_only`, pending) modules, drops those of
+ * modules gone, and publishes the new index. */
+static void refresh(int core_only) {
     static void *_Atomic real_symbol;
     dl_iterate_phdr_fn real = (dl_iterate_phdr_fn)ss_next_symbol("dl_iterate_phdr", &real_symbol);
     if (!real) return;
     pthread_mutex_lock(&refresh_lock);
     loader_counters counters = {0, 0};
     real(read_counters, &counters);
-    if (counters.adds == cached_adds && counters.subs == cached_subs) {
+    if (counters.adds == cached_adds && counters.subs == cached_subs && (pending_count == 0 || core_only)) {
         pthread_mutex_unlock(&refresh_lock);
         return;
     }
     for (size_t i = 0; i < known_count; i++) known[i].seen = 0;
-    real(note_module, NULL);
+    refresh_pass pass = {core_only, 1};
+    real(note_module, &pass);
     /* Modules gone leave the list now and the index next; their tables stay until no reader has them. */
     ss_unwind_table *gone[MODULE_CAPACITY];
     size_t gone_count = 0, kept = 0;
     for (size_t i = 0; i < known_count; i++) {
         if (known[i].seen) known[kept++] = known[i];
         else if (known[i].table) gone[gone_count++] = known[i].table;
+        else if (known[i].pending) pending_count--;
     }
     known_count = kept;
     int previous = atomic_load(&published);
@@ -145,6 +180,19 @@ void ss_module_cache_refresh(void) {
     cached_subs = counters.subs;
     pthread_mutex_unlock(&refresh_lock);
 }
+
+void ss_module_cache_refresh(void) { refresh(0); }
+
+void ss_module_cache_prepare(void) { refresh(1); }
+
+/* fork waits for a refresh to finish: a refresh holds the loader's lock (inside
+ * dl_iterate_phdr) for milliseconds while it compiles tables, and a child forked
+ * meanwhile would inherit that lock held by a thread it does not have (glibc before
+ * 2.38 does not take the loader's lock around fork): its next dlopen or
+ * dl_iterate_phdr would wait forever. */
+void ss_module_cache_before_fork(void) { pthread_mutex_lock(&refresh_lock); }
+
+void ss_module_cache_after_fork_in_parent(void) { pthread_mutex_unlock(&refresh_lock); }
 
 void ss_module_cache_reset_after_fork(void) {
     /* A thread of the parent may have been reading or refreshing at fork(): it does not exist here. */

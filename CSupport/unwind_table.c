@@ -214,21 +214,27 @@ static int grow(table_builder *builder) {
  * a row at the same address replaces the last one (an FDE starting where the previous
  * ended), and a later FDE that overlaps earlier rows wins over them. */
 static void append_row(table_builder *builder, uintptr_t pc, ss_unwind_row row) {
-    if (builder->failed) return;
-    if (pc < builder->bias || pc - builder->bias > UINT32_MAX) return;
+    if (builder->failed || pc < builder->bias || pc - builder->bias > UINT32_MAX) return;
     row.pc = (uint32_t)(pc - builder->bias);
     ss_unwind_table *table = builder->table;
-    while (table && table->count > 0 && table->rows[table->count - 1].pc >= row.pc) table->count--;
-    if (table && table->count > 0) {
-        ss_unwind_row last = table->rows[table->count - 1];
-        last.pc = row.pc;
-        if (memcmp(&last, &row, sizeof row) == 0) return; /* same rule continues */
+    size_t count = table ? table->count : 0;
+    while (count > 0 && table->rows[count - 1].pc >= row.pc) count--;
+    if (count > 0) {
+        const ss_unwind_row *last = &table->rows[count - 1];
+        if (last->kind == row.kind && last->cfa_offset == row.cfa_offset && last->rbp_offset == row.rbp_offset) {
+            table->count = count; /* the same rule continues */
+            return;
+        }
     }
-    if ((!table || table->count == builder->capacity) && !grow(builder)) {
-        builder->failed = 1;
-        return;
+    if (count == builder->capacity) {
+        if (!grow(builder)) {
+            builder->failed = 1;
+            return;
+        }
+        table = builder->table;
     }
-    builder->table->rows[builder->table->count++] = row;
+    table->rows[count] = row;
+    table->count = count + 1;
 }
 
 static ss_unwind_row row_from_state(const cfi_state *state, int signal_frame) {

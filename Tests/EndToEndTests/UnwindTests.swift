@@ -43,7 +43,10 @@ extension EndToEnd {
             #expect(Self.wholeShare(profile) >= 0.99, "\(stacks)")
             let dispatch = profile.stacks.filter { $0.frames.contains { $0.hasPrefix("dispatchSpin") } }
             #expect(dispatch.reduce(0) { $0 + $1.count } >= 50, "\(stacks)")
-            #expect(dispatch.allSatisfy { $0.frames.prefix(2) == ["__clone3", "start_thread"] }, "\(stacks)")
+            // libdispatch's table is compiled by the sampler thread as it starts (only core modules are
+            // compiled on the caller's thread): a sample before then ends early, counted.
+            let whole = dispatch.filter { $0.frames.prefix(2) == ["__clone3", "start_thread"] }.reduce(0) { $0 + $1.count }
+            #expect(Double(whole) >= 0.97 * Double(dispatch.reduce(0) { $0 + $1.count }), "\(stacks)")
             #expect(profile.inclusiveCount { $0.hasPrefix("threadSpin") } >= 20, "\(stacks)")
         }
 
