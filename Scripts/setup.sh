@@ -3,8 +3,9 @@
 set -euo pipefail
 
 # libunwind-dev: not used by StackSampler itself; a test program (own_libunwind.c) and the
-# benchmark's reference walk (Scripts/bench/unwind_probe.c) use it.
-required=(libunwind-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev gcc)
+# benchmark's reference walk (Scripts/bench/unwind_probe.c) use it. rustc: a test profiles a
+# real Rust program (8 KiB alternate signal stacks on every thread).
+required=(libunwind-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev gcc rustc)
 missing=()
 for pkg in "${required[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

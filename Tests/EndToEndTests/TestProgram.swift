@@ -54,6 +54,8 @@ enum TestProgram: String, CaseIterable, Sendable {
     case ownLibunwind = "own_libunwind"
     /// dlopens the plugin and closes it with libc's own dlclose, around the interposed one.
     case hiddenDlclose = "hidden_dlclose"
+    /// Rust; three threads spinning in `middle` -> `leaf`, each with Rust's 8 KiB alternate signal stack.
+    case rustThreads = "rust_threads"
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -61,6 +63,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .matrix: "matrix.swift"
         case .threadsBeforeStartSwift: "threads_before_start.swift"
         case .threadsBeforeStartNoFramePointers: "threads_before_start.c"
+        case .rustThreads: rawValue + ".rs"
         case .loaderChurn: rawValue + ".cpp"
         default: rawValue + ".c"
         }
@@ -85,6 +88,7 @@ enum TestProgram: String, CaseIterable, Sendable {
             ["swiftc", "-O", "-g", "-import-objc-header", PackagePaths.root + "/Sources/PreloadEntry/include/stacksampler.h"]
         case .smallAltstack, .ownLibunwind: ["gcc", "-O2", "-pthread"]
         case .hiddenDlclose: ["gcc", "-O2"]
+        case .rustThreads: ["rustc", "-O"]
         }
     }
 

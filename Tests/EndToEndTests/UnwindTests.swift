@@ -66,6 +66,20 @@ extension EndToEnd {
             #expect(recursing.allSatisfy { ["_start", "__clone3"].contains($0.frames.first) }, "\(profile.stacks.map(\.frames))")
         }
 
+        @Test("a Rust program (8 KiB alternate signal stacks on every thread) is sampled at 1 ms with whole stacks")
+        func rustThreads() throws {
+            let directory = try ScratchDirectory.make("rust-threads")
+            let run = try ProfiledRun.preload(
+                .rustThreads, ["1"],
+                settings: ["STACKSAMPLER_MODE": "cpu", "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-"], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            #expect(run.process.stdout.contains("done"), "\(run.process)")
+            let profile = try run.profile()
+            let stacks = profile.stacks.map { $0.frames.joined(separator: ";") + " \($0.count)" }
+            #expect(profile.inclusiveCount { $0.contains("leaf") } >= 300, "\(stacks)")
+            #expect(Self.wholeShare(profile) >= 0.99, "\(stacks)")
+        }
+
         @Test("a program that uses libunwind itself beside dl_iterate_phdr callbacks finishes")
         func programsOwnLibunwind() throws {
             let directory = try ScratchDirectory.make("own-libunwind")
