@@ -5,8 +5,12 @@
 #define _GNU_SOURCE
 #include "engine_internal.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 ss_config ss_active_config;
 static _Atomic int running;
@@ -20,6 +24,20 @@ static void reset_in_forked_child(void) {
     ss_registry_forget_after_fork();
     ss_module_cache_reset_after_fork();
     ss_buffer_reset();
+}
+
+/* Threads of this process (field 20 of /proc/self/stat), or 0 if unknown. */
+static long process_thread_count(void) {
+    char text[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t length = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (length <= 0) return 0;
+    text[length] = 0;
+    const char *field = strrchr(text, ')'); /* after the command name, which may hold spaces */
+    for (int index = 2; field && index < 20; index++) field = strchr(field + 1, ' ');
+    return field ? strtol(field + 1, NULL, 10) : 0;
 }
 
 int ss_engine_init(const ss_config *config) {
@@ -38,7 +56,7 @@ int ss_engine_init(const ss_config *config) {
         if (status != SS_OK) return status;
         pthread_atfork(ss_module_cache_before_fork, ss_module_cache_after_fork_in_parent, reset_in_forked_child);
     }
-    ss_module_cache_prepare();
+    ss_module_cache_prepare(process_thread_count() <= 1);
     ss_active_config = *config;
     /* SIGPROF in both modes: libdispatch blocks SIGALRM in its worker threads
      * (and threads they create inherit the mask), so wall mode on SIGALRM

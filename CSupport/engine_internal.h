@@ -73,8 +73,9 @@ const ss_unwind_row *ss_module_index_find(const ss_module_index *index, uintptr_
 void ss_module_cache_before_fork(void);           /* pthread_atfork: prepare */
 void ss_module_cache_after_fork_in_parent(void); /* pthread_atfork: parent */
 void ss_module_cache_reset_after_fork(void);     /* in the child */
-/* At engine start: compiles the core modules' tables now, lists the rest for the sampler thread. */
-void ss_module_cache_prepare(void);
+/* At engine start: compiles every module's table now, or with `core_only` the core
+ * modules' and lists the rest for the sampler thread. */
+void ss_module_cache_prepare(int core_only);
 
 /* unwind.c: the walk through an entered index (ss_unwind_stack enters one itself). */
 int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,

@@ -4,10 +4,14 @@
  * inside the real dl_iterate_phdr (the loader's lock held, so no module can
  * go away meanwhile) it compiles a table for each module not seen before
  * (unwind_table.c), then publishes an index of every module's code range and
- * table, sorted by address. When the engine starts, on the caller's thread,
- * only the core modules are compiled (executable, libc, loader, vDSO); the
- * others are left to the sampler thread's first refresh, or sooner to a walk
- * that ended early (the Swift runtime alone is about half the work). The handler never calls
+ * table, sorted by address. When the engine starts in a process that has only
+ * the caller's thread (the preload library's constructor, before main), only
+ * the core modules are compiled there (executable, libc, loader, vDSO), so that
+ * every profiled program does not start some milliseconds later; the others
+ * are left to the sampler thread's first refresh, or sooner to a walk that
+ * ended early (the Swift runtime alone is about half the work). A process with
+ * running threads (Profiler.start in a service) gets every table at once, so
+ * that no thread's sample meets a module without one. The handler never calls
  * dl_iterate_phdr or takes the loader's lock.
  *
  * Two index buffers: a refresh writes only the one not published, and only
@@ -183,7 +187,7 @@ static void refresh(int core_only) {
 
 void ss_module_cache_refresh(void) { refresh(0); }
 
-void ss_module_cache_prepare(void) { refresh(1); }
+void ss_module_cache_prepare(int core_only) { refresh(core_only); }
 
 /* fork waits for a refresh to finish: a refresh holds the loader's lock (inside
  * dl_iterate_phdr) for milliseconds while it compiles tables, and a child forked

@@ -128,8 +128,6 @@ final class SamplerThread: @unchecked Sendable {
     private func run() {
         ss_thread_exclude_current()
         ss_buffer_prefault()
-        // Unwind tables of the modules the engine's start left to this thread (all but the core ones).
-        ss_module_cache_refresh()
         ownTID.store(ss_current_tid(), ordering: .relaxed)
         let interval = configuration.mode == .wall ? configuration.periodNanoseconds : Self.cpuModeDrainInterval(configuration)
         var nextWake = ss_now_ns() + interval
