@@ -164,7 +164,7 @@ static void refresh(int core_only) {
     refresh_pass pass = {core_only, 1};
     real(note_module, &pass);
     /* Modules gone leave the list now and the index next; their tables stay until no reader has them. */
-    ss_unwind_table *gone[MODULE_CAPACITY];
+    static ss_unwind_table *gone[MODULE_CAPACITY]; /* under refresh_lock; off a caller's small stack */
     size_t gone_count = 0, kept = 0;
     for (size_t i = 0; i < known_count; i++) {
         if (known[i].seen) known[kept++] = known[i];
