@@ -39,16 +39,19 @@ let package = Package(
         .systemLibrary(name: "CEngine", path: "Sources/CEngine"),
         // The C API's declarations alone (PreloadEntry/include/stacksampler.h), for its Swift side.
         .systemLibrary(name: "CAPIHeader", path: "Sources/CAPIHeader"),
-        // libelf from Debian's libelf-dev, for the symbolizer.
+        // libelf's declarations (Debian's libelf-dev), for the symbolizer.
         .systemLibrary(name: "CElf", path: "Sources/CElf", providers: [.apt(["libelf-dev"])]),
-        // liblzma from Debian's liblzma-dev: .gnu_debugdata (MiniDebugInfo) and debuglink CRCs.
+        // liblzma's declarations (liblzma-dev): .gnu_debugdata (MiniDebugInfo) and debuglink CRCs.
         .systemLibrary(name: "CLzma", path: "Sources/CLzma", providers: [.apt(["liblzma-dev"])]),
-        // libdw from Debian's libdw-dev: source lines and inlined calls from DWARF (--lines).
+        // libdw's declarations (libdw-dev): source lines and inlined calls from DWARF (--lines).
         .systemLibrary(name: "CDw", path: "Sources/CDw", providers: [.apt(["libdw-dev"])]),
-        // zlib from Debian's zlib1g-dev, for gzip-compressed pprof files.
+        // zlib's declarations (zlib1g-dev), for gzip-compressed pprof files.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // Those four libraries loaded privately on first use, through tables of their functions.
+        .target(name: "SymbolLibraries", dependencies: ["CElf", "CDw", "CLzma", "CZlib"], cSettings: engineCFlags,
+                linkerSettings: [.linkedLibrary("dl")]),
         // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation.
-        .target(name: "StackSampler", dependencies: ["CEngine", "CElf", "CDw", "CLzma", "CZlib"], swiftSettings: lightSwift),
+        .target(name: "StackSampler", dependencies: ["CEngine", "SymbolLibraries"], swiftSettings: lightSwift),
         // The preload library's own code (C): constructor, C API, loading of the Swift part.
         // No Swift runtime in its dependencies: see no_swift_runtime.c.
         .target(name: "PreloadEntry", dependencies: ["CSupport"], cSettings: engineCFlags),
@@ -58,7 +61,8 @@ let package = Package(
             name: "stacksampler",
             dependencies: ["StackSampler", "CSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "CSupport", "CZlib"]),
+        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "CSupport", "CZlib"],
+                    linkerSettings: [.linkedLibrary("z")]),
         .testTarget(name: "EndToEndTests", dependencies: []),
     ]
 )
