@@ -6,6 +6,9 @@
  * So for that one dlopen the environment says SWIFT_BACKTRACE=enable=no: `environ` points at a
  * copy with that entry for the duration of the load, and then at the program's own array again,
  * strings and order untouched. A Swift program keeps its runtime and its backtracer as they were.
+ * From the constructor only one thread exists. From the C API, another thread's setenv during
+ * the load would be lost (as with any setenv racing another): the load takes a few milliseconds
+ * once per process.
  */
 #define _GNU_SOURCE
 #include "preload_internal.h"
