@@ -41,10 +41,12 @@ typedef struct { SS_LIBLZMA_FUNCTIONS(SS_LIBRARY_MEMBER) } ss_liblzma;
 typedef struct { SS_ZLIB_FUNCTIONS(SS_LIBRARY_MEMBER) } ss_zlib;
 
 /** Each loads its library on the first call (later calls return the same answer); NULL if the
- *  library or one of its functions is missing. Safe from any thread. */
-const ss_libelf *_Nullable ss_libelf_load(void);
-const ss_libdw *_Nullable ss_libdw_load(void);
-const ss_liblzma *_Nullable ss_liblzma_load(void);
-const ss_zlib *_Nullable ss_zlib_load(void);
+ *  library or one of its functions is missing. Safe from any thread. Not exported: each image
+ *  that links the symbolizer keeps its own. */
+#define SS_LOADER __attribute__((visibility("hidden")))
+SS_LOADER const ss_libelf *_Nullable ss_libelf_load(void);
+SS_LOADER const ss_libdw *_Nullable ss_libdw_load(void);
+SS_LOADER const ss_liblzma *_Nullable ss_liblzma_load(void);
+SS_LOADER const ss_zlib *_Nullable ss_zlib_load(void);
 
 #endif
