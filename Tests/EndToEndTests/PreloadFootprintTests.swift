@@ -70,6 +70,23 @@ extension EndToEnd {
             #expect(modules.filter { module in unwanted.contains { module.hasPrefix($0) } } == [], "\(modules)")
         }
 
+        @Test("the program sees its environment as it was: the backtracer setting was only for the profiler's load")
+        func environmentUnchanged() throws {
+            let directory = try ScratchDirectory.make("environment")
+            let program = try TestProgram.crash.executable()
+            // %p: no owner marker is added for descendants.
+            let settings = ["LD_PRELOAD": try BuildProducts.preloadLibrary(), "STACKSAMPLER_OUTPUT": directory + "/profile-%p.folded"]
+            let plain = try ChildProcess.run(program, ["environment"], environment: ["LD_PRELOAD": "", "STACKSAMPLER_OUTPUT": ""], in: directory)
+            let run = try ChildProcess.run(program, ["environment"], environment: settings, in: directory)
+            #expect(run.termination == .exited(0), "\(run)")
+            let variables = { (result: ProcessResult) in
+                // Sorted: the harness builds each child's environment in no fixed order.
+                result.stdout.split(separator: "\n").filter { !$0.hasPrefix("environment LD_PRELOAD=") && !$0.hasPrefix("environment STACKSAMPLER_OUTPUT=") }.sorted()
+            }
+            #expect(variables(run) == variables(plain), "\(plain)\n\(run)")
+            #expect(!run.stdout.contains("SWIFT_BACKTRACE"), "\(run)")
+        }
+
         @Test("a Swift program keeps its own crash handlers under the profiler")
         func swiftProgramKeepsHandlers() throws {
             let directory = try ScratchDirectory.make("swift-signals")

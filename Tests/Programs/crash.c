@@ -1,5 +1,6 @@
 /* crash: what the profiler must leave alone in a C program. argv[1]:
  *   maps  prints `module NAME` for every shared object mapped into the process, exits 0;
+ *   environment  prints `environment NAME=VALUE` for each variable, in order, exits 0;
  *   null  prints `caught MASK` (the SigCgt mask of /proc/self/status, hex) and
  *         `disposition SIGNAL default|ignored|handler` for each crash signal as sigaction
  *         reports it, then writes through a null pointer: dies of SIGSEGV.
@@ -18,6 +19,12 @@ static int print_modules(void) {
         if (name && strstr(name, ".so")) printf("module %s", name + 1);
     }
     fclose(maps);
+    return 0;
+}
+
+static int print_environment(void) {
+    extern char **environ;
+    for (char **variable = environ; variable && *variable; variable++) printf("environment %s\n", *variable);
     return 0;
 }
 
@@ -49,7 +56,8 @@ static int crash(void) {
 
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "maps") == 0) return print_modules();
+    if (argc > 1 && strcmp(argv[1], "environment") == 0) return print_environment();
     if (argc > 1 && strcmp(argv[1], "null") == 0) return crash();
-    fprintf(stderr, "usage: crash maps|null\n");
+    fprintf(stderr, "usage: crash maps|environment|null\n");
     return 2;
 }
