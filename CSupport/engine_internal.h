@@ -10,6 +10,10 @@
  * call into the loader (and allocate) on first touch, inside the handler. */
 #define SS_TLS __thread __attribute__((tls_model("initial-exec")))
 
+/* Functions the handler calls that no other library needs: not exported, so the calls
+ * are direct (no PLT, no lazy binding by the loader inside a signal handler). */
+#define SS_HIDDEN __attribute__((visibility("hidden")))
+
 extern ss_config ss_active_config;
 
 /* next_symbol.c: the definition of `name` that this library's own interposes
@@ -59,17 +63,17 @@ typedef struct {
 
 struct dl_phdr_info;
 /* NULL when the module has no usable .eh_frame_hdr. Call while the module cannot be unmapped. */
-ss_unwind_table *ss_unwind_table_build(const struct dl_phdr_info *info);
-void ss_unwind_table_free(ss_unwind_table *table);
+SS_HIDDEN ss_unwind_table *ss_unwind_table_build(const struct dl_phdr_info *info);
+SS_HIDDEN void ss_unwind_table_free(ss_unwind_table *table);
 /* The row covering `pc`, or NULL before the first row. Signal-safe. */
-const ss_unwind_row *ss_unwind_table_find(const ss_unwind_table *table, uintptr_t pc);
+SS_HIDDEN const ss_unwind_row *ss_unwind_table_find(const ss_unwind_table *table, uintptr_t pc);
 
 /* module_cache.c: the published index of every module's table. A reader enters (never
  * waits), looks rows up, and leaves with the `buffer` it was given. */
 typedef struct ss_module_index ss_module_index;
-const ss_module_index *ss_module_index_enter(int *buffer); /* NULL before the first refresh */
-void ss_module_index_leave(int buffer);
-const ss_unwind_row *ss_module_index_find(const ss_module_index *index, uintptr_t pc);
+SS_HIDDEN const ss_module_index *ss_module_index_enter(int *buffer); /* NULL before the first refresh */
+SS_HIDDEN void ss_module_index_leave(int buffer);
+SS_HIDDEN const ss_unwind_row *ss_module_index_find(const ss_module_index *index, uintptr_t pc);
 void ss_module_cache_before_fork(void);           /* pthread_atfork: prepare */
 void ss_module_cache_after_fork_in_parent(void); /* pthread_atfork: parent */
 void ss_module_cache_reset_after_fork(void);     /* in the child */
@@ -78,7 +82,7 @@ void ss_module_cache_reset_after_fork(void);     /* in the child */
 void ss_module_cache_prepare(int core_only);
 
 /* unwind.c: the walk through an entered index (ss_unwind_stack enters one itself). */
-int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,
+SS_HIDDEN int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,
                    ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome);
 
 /* thread_registry.c */
