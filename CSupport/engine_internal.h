@@ -53,4 +53,14 @@ void ss_handler_reset_after_fork(void);
 void ss_handler_deactivate(void);
 extern const char ss_timer_cookie[1];
 
+/* session_hooks.c: the hooks registered by process `process`, or NULL if it registered none
+ * (a vfork child shares the memory of a parent that did). */
+const ss_session_hooks *ss_session_hooks_of(pid_t process);
+
+/* fork_quiesce.c: pthread_atfork handlers. ss_fork_child() resets the quiescing state in the
+ * child, sets `parent` to the pid that forked, and says whether the sampler held nothing. */
+void ss_fork_prepare(void);
+void ss_fork_parent(void);
+int ss_fork_child(pid_t *parent);
+
 #endif
