@@ -8,6 +8,15 @@ import Synchronization
 private struct PreloadSession: Sendable {
     var settings: PreloadSettings
     var ownerPID: pid_t
+    /// `settings.isPerProcess`, kept so that a forked child without `%p` decides to stay idle
+    /// without string work (the less Swift runs between fork and exec, the better).
+    var isPerProcess: Bool
+
+    init(settings: PreloadSettings) {
+        self.settings = settings
+        ownerPID = getpid()
+        isPerProcess = settings.isPerProcess
+    }
 }
 
 private let preloadSession = Mutex<PreloadSession?>(nil)
@@ -31,7 +40,7 @@ public func stacksamplerPreloadMain() {
         report("\(error); this run is not profiled")
         return
     }
-    preloadSession.withLock { $0 = PreloadSession(settings: settings, ownerPID: getpid()) }
+    preloadSession.withLock { $0 = PreloadSession(settings: settings) }
     atexit(writeProfileAtExit)
     registerSessionHooks()
 }
@@ -71,7 +80,7 @@ private func resumeAfterFailedExec() {
 /// (the exit handler sees that it is not the owner). The engine calls this only when
 /// the parent's sampler thread held no lock at the fork.
 private func startInForkedChild() {
-    guard let inherited = preloadSession.withLock({ $0 }), inherited.settings.isPerProcess else { return }
+    guard preloadSession.withLock({ $0?.isPerProcess == true }) else { return }
     // Read again, so that every %p path (stream, invocations, stalls) names this process.
     guard let settings = try? PreloadSettings.fromEnvironment() else { return }
     do {
@@ -80,7 +89,7 @@ private func startInForkedChild() {
         report("\(error); forked process \(getpid()) is not profiled")
         return
     }
-    preloadSession.withLock { $0 = PreloadSession(settings: settings, ownerPID: getpid()) }
+    preloadSession.withLock { $0 = PreloadSession(settings: settings) }
     registerSessionHooks()
 }
 

@@ -3,7 +3,9 @@
  *   handoff         burns ~100 ms in `before_exec_work`, then execs itself as `after`,
  *                   which burns ~100 ms in `after_exec_work`.
  *   rounds R C      R rounds of C forked children at once; each burns ~5 ms in `child_work`,
- *                   then half of them exec /bin/true and the others exit 0. Prints `children ok`.
+ *                   then half of them exec /bin/true and the others exit(0). Prints `children ok`.
+ *   burst C         forks C children at once, each of which exits at once (exit handlers run).
+ *                   Prints `children ok`.
  *   failed          burns ~100 ms in `before_failed_exec`, execs a path that does not exist
  *                   (prints `enoent` if that failed with ENOENT), then burns ~100 ms in
  *                   `after_failed_exec`.
@@ -54,6 +56,31 @@ static int chain(const char *self, int remaining) {
     return 1;
 }
 
+/* Waits for `count` children; nonzero if each exited with status 0. */
+static int all_exited_zero(const pid_t *pids, int count, int round) {
+    int ok = 1;
+    for (int i = 0; i < count; i++) {
+        int status;
+        if (waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "round %d child %d: status 0x%x\n", round, i, status);
+            ok = 0;
+        }
+    }
+    return ok;
+}
+
+static int burst(int children) {
+    pid_t pids[children];
+    for (int i = 0; i < children; i++) {
+        pids[i] = fork();
+        if (pids[i] < 0) { perror("fork"); return 1; }
+        if (pids[i] == 0) exit(0);
+    }
+    int ok = all_exited_zero(pids, children, 0);
+    printf("children %s\n", ok ? "ok" : "bad");
+    return ok ? 0 : 1;
+}
+
 static int rounds(int count, int children) {
     int ok = 1;
     for (int round = 0; round < count; round++) {
@@ -63,17 +90,12 @@ static int rounds(int count, int children) {
             if (pids[i] < 0) { perror("fork"); return 1; }
             if (pids[i] == 0) {
                 child_work();
-                if (i % 2) execl("/bin/true", "true", (char *)NULL);
-                _exit(i % 2 ? 99 : 0);
+                if (i % 2 == 0) exit(0); /* exit handlers run: the child's profile is written */
+                execl("/bin/true", "true", (char *)NULL);
+                _exit(99);
             }
         }
-        for (int i = 0; i < children; i++) {
-            int status;
-            if (waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                fprintf(stderr, "round %d child %d: status 0x%x\n", round, i, status);
-                ok = 0;
-            }
-        }
+        if (!all_exited_zero(pids, children, round)) ok = 0;
     }
     printf("children %s\n", ok ? "ok" : "bad");
     return ok ? 0 : 1;
@@ -98,6 +120,7 @@ int main(int argc, char **argv) {
     }
     if (argc >= 2 && strcmp(argv[1], "after") == 0) { after_exec_work(); return 0; }
     if (argc >= 4 && strcmp(argv[1], "rounds") == 0) return rounds(atoi(argv[2]), atoi(argv[3]));
+    if (argc >= 3 && strcmp(argv[1], "burst") == 0) return burst(atoi(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "failed") == 0) return failed();
     if (argc >= 2 && strcmp(argv[1], "ignored") == 0) {
         signal(SIGPROF, SIG_IGN);
@@ -112,6 +135,6 @@ int main(int argc, char **argv) {
         printf("SIGPROF %s\n", ignored ? "ignored" : "not ignored");
         return ignored ? 0 : 1;
     }
-    fprintf(stderr, "usage: execer chain N | handoff | rounds R C | failed | ignored\n");
+    fprintf(stderr, "usage: execer chain N | handoff | rounds R C | burst C | failed | ignored\n");
     return 64;
 }
