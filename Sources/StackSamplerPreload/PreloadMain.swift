@@ -8,14 +8,10 @@ import Synchronization
 private struct PreloadSession: Sendable {
     var settings: PreloadSettings
     var ownerPID: pid_t
-    /// `settings.isPerProcess`, kept so that a forked child without `%p` decides to stay idle
-    /// without string work (the less Swift runs between fork and exec, the better).
-    var isPerProcess: Bool
 
     init(settings: PreloadSettings) {
         self.settings = settings
         ownerPID = getpid()
-        isPerProcess = settings.isPerProcess
     }
 }
 
@@ -42,13 +38,14 @@ public func stacksamplerPreloadMain() {
     }
     preloadSession.withLock { $0 = PreloadSession(settings: settings) }
     atexit(writeProfileAtExit)
-    registerSessionHooks()
+    registerSessionHooks(perProcess: true)
 }
 
 /// What the engine calls around exec and fork (see `ss_session_hooks`), for this process.
-private func registerSessionHooks() {
+/// Without `%p` a forked child stays idle, so the engine runs no Swift code in it at all.
+private func registerSessionHooks(perProcess: Bool) {
     var hooks = ss_session_hooks(stop_for_exec: stopForExec, resume_after_failed_exec: resumeAfterFailedExec,
-                                 start_in_forked_child: startInForkedChild)
+                                 start_in_forked_child: perProcess ? startInForkedChild : nil)
     ss_set_session_hooks(&hooks)
 }
 
@@ -75,14 +72,13 @@ private func resumeAfterFailedExec() {
     }
 }
 
-/// A child made by fork() inherits no sampler thread and no timers. With `%p`
-/// in the path it profiles itself into its own file; without, it stays idle
-/// (the exit handler sees that it is not the owner). The engine calls this only when
-/// the parent's sampler thread held no lock at the fork.
+/// A child made by fork() inherits no sampler thread and no timers. With `%p` in the path
+/// it profiles itself into its own file: the engine calls this then, once the parent's
+/// sampler thread is known to have held no lock at the fork. Without `%p` it is not called
+/// and the child stays idle (the exit handler sees that it is not the owner).
 private func startInForkedChild() {
-    guard preloadSession.withLock({ $0?.isPerProcess == true }) else { return }
     // Read again, so that every %p path (stream, invocations, stalls) names this process.
-    guard let settings = try? PreloadSettings.fromEnvironment() else { return }
+    guard let settings = try? PreloadSettings.fromEnvironment(), settings.isPerProcess else { return }
     do {
         try Profiler.start(settings.configuration)
     } catch {
@@ -90,7 +86,7 @@ private func startInForkedChild() {
         return
     }
     preloadSession.withLock { $0 = PreloadSession(settings: settings) }
-    registerSessionHooks()
+    registerSessionHooks(perProcess: true)
 }
 
 /// Whether this process should write the output. A program started by the
