@@ -57,6 +57,9 @@ extern const char ss_timer_cookie[1];
  * (a vfork child shares the memory of a parent that did). */
 const ss_session_hooks *ss_session_hooks_of(pid_t process);
 
+/* exec_hooks.c: looks up libc's exec functions now, not at the first exec. */
+void ss_exec_hooks_resolve(void);
+
 /* fork_quiesce.c: pthread_atfork handlers. ss_fork_child() resets the quiescing state in the
  * child, sets `parent` to the pid that forked, and says whether the sampler held nothing. */
 void ss_fork_prepare(void);

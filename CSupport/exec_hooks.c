@@ -112,18 +112,25 @@ static void undo_exec_preparation(const exec_preparation *preparation) {
     errno = exec_errno;
 }
 
-static void *real_function(const char *name, void *_Atomic *cache) {
-    void *real = ss_next_symbol(name, cache);
+/* libc's definitions, looked up by name once (ss_exec_hooks_resolve() does it ahead, in a
+ * process with a session, so that a vfork child never has to call into the loader). */
+enum { REAL_EXECVE, REAL_EXECV, REAL_EXECVP, REAL_EXECVPE, REAL_FEXECVE, REAL_EXECVEAT, REAL_COUNT };
+static const char *const real_names[REAL_COUNT] = {"execve", "execv", "execvp", "execvpe", "fexecve", "execveat"};
+static void *_Atomic real_functions[REAL_COUNT];
+
+static void *real_function(int which) {
+    void *real = ss_next_symbol(real_names[which], &real_functions[which]);
     if (!real) errno = ENOSYS;
     return real;
 }
 
-static void *_Atomic real_execve, *_Atomic real_execv, *_Atomic real_execvp;
+void ss_exec_hooks_resolve(void) {
+    for (int which = 0; which < REAL_COUNT; which++) ss_next_symbol(real_names[which], &real_functions[which]);
+}
 
-/* execve and execvpe: the same shape, the real function by name. */
-static int hooked_exec_with_environment(const char *name, void *_Atomic *cache, const char *path,
-                                        char *const argv[], char *const envp[]) {
-    execve_fn real = (execve_fn)real_function(name, cache);
+/* execve and execvpe: the same shape, the real function by index. */
+static int hooked_exec_with_environment(int which, const char *path, char *const argv[], char *const envp[]) {
+    execve_fn real = (execve_fn)real_function(which);
     if (!real) return -1;
     exec_preparation preparation = prepare_exec();
     int result = real(path, argv, envp);
@@ -131,9 +138,9 @@ static int hooked_exec_with_environment(const char *name, void *_Atomic *cache, 
     return result;
 }
 
-/* execv and execvp: the same shape, the real function by name. */
-static int hooked_exec_path(const char *name, void *_Atomic *cache, const char *path, char *const argv[]) {
-    execv_fn real = (execv_fn)real_function(name, cache);
+/* execv and execvp: the same shape, the real function by index. */
+static int hooked_exec_path(int which, const char *path, char *const argv[]) {
+    execv_fn real = (execv_fn)real_function(which);
     if (!real) return -1;
     exec_preparation preparation = prepare_exec();
     int result = real(path, argv);
@@ -142,21 +149,19 @@ static int hooked_exec_path(const char *name, void *_Atomic *cache, const char *
 }
 
 int execve(const char *path, char *const argv[], char *const envp[]) {
-    return hooked_exec_with_environment("execve", &real_execve, path, argv, envp);
+    return hooked_exec_with_environment(REAL_EXECVE, path, argv, envp);
 }
 
-int execv(const char *path, char *const argv[]) { return hooked_exec_path("execv", &real_execv, path, argv); }
+int execv(const char *path, char *const argv[]) { return hooked_exec_path(REAL_EXECV, path, argv); }
 
-int execvp(const char *file, char *const argv[]) { return hooked_exec_path("execvp", &real_execvp, file, argv); }
+int execvp(const char *file, char *const argv[]) { return hooked_exec_path(REAL_EXECVP, file, argv); }
 
 int execvpe(const char *file, char *const argv[], char *const envp[]) {
-    static void *_Atomic cache;
-    return hooked_exec_with_environment("execvpe", &cache, file, argv, envp);
+    return hooked_exec_with_environment(REAL_EXECVPE, file, argv, envp);
 }
 
 int fexecve(int fd, char *const argv[], char *const envp[]) {
-    static void *_Atomic cache;
-    fexecve_fn real = (fexecve_fn)real_function("fexecve", &cache);
+    fexecve_fn real = (fexecve_fn)real_function(REAL_FEXECVE);
     if (!real) return -1;
     exec_preparation preparation = prepare_exec();
     int result = real(fd, argv, envp);
@@ -165,8 +170,7 @@ int fexecve(int fd, char *const argv[], char *const envp[]) {
 }
 
 int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags) {
-    static void *_Atomic cache;
-    execveat_fn real = (execveat_fn)real_function("execveat", &cache);
+    execveat_fn real = (execveat_fn)real_function(REAL_EXECVEAT);
     if (!real) return -1;
     exec_preparation preparation = prepare_exec();
     int result = real(dirfd, path, argv, envp, flags);
@@ -198,18 +202,18 @@ static int count_arguments(va_list arguments) {
 int execl(const char *path, const char *arg, ...) {
     GATHER_ARGUMENTS(arg, argv, arguments);
     va_end(arguments);
-    return hooked_exec_path("execv", &real_execv, path, argv);
+    return hooked_exec_path(REAL_EXECV, path, argv);
 }
 
 int execlp(const char *file, const char *arg, ...) {
     GATHER_ARGUMENTS(arg, argv, arguments);
     va_end(arguments);
-    return hooked_exec_path("execvp", &real_execvp, file, argv);
+    return hooked_exec_path(REAL_EXECVP, file, argv);
 }
 
 int execle(const char *path, const char *arg, ...) {
     GATHER_ARGUMENTS(arg, argv, arguments);
     char *const *envp = va_arg(arguments, char *const *);
     va_end(arguments);
-    return hooked_exec_with_environment("execve", &real_execve, path, argv, envp);
+    return hooked_exec_with_environment(REAL_EXECVE, path, argv, envp);
 }

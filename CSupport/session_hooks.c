@@ -14,6 +14,7 @@ static _Atomic pid_t owner_pid;
 void ss_set_session_hooks(const ss_session_hooks *hooks) {
     registered = *hooks;
     atomic_store(&owner_pid, getpid());
+    ss_exec_hooks_resolve();
 }
 
 const ss_session_hooks *ss_session_hooks_of(pid_t process) {
