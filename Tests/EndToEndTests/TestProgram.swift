@@ -27,8 +27,9 @@ enum TestProgram: String, CaseIterable, Sendable {
     case churn
     /// Forks children with known exit statuses, and one that execs /bin/true.
     case forker
-    /// Execs itself in a chain, forks rounds of children (half exec), a failed exec, an exec
-    /// with SIGPROF ignored; exits 0 when all went as expected (see its header).
+    /// Execs itself in a chain, forks rounds of children (half exec), vforks, execs from a
+    /// second thread, a failed exec, an exec with SIGPROF ignored; exits 0 when all went as
+    /// expected (see its header).
     case execer
     /// Dies without running exit handlers: _exit, abort, SIGSEGV, or waits to be killed.
     case victim
@@ -61,8 +62,8 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .matrix: ["swiftc", "-O"]
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
-        case .threads, .deep, .sleepers, .churn, .stall: ["gcc", "-O2", "-pthread"]
-        case .split, .ownSigprof, .exitStatus, .faults, .forker, .execer, .victim, .stripped, .invocations: ["gcc", "-O2"]
+        case .threads, .deep, .sleepers, .churn, .stall, .execer: ["gcc", "-O2", "-pthread"]
+        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations: ["gcc", "-O2"]
         case .cAPI: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .inlined: ["gcc", "-O2", "-g"]
         }

@@ -9,10 +9,15 @@
  *   failed          burns ~100 ms in `before_failed_exec`, execs a path that does not exist
  *                   (prints `enoent` if that failed with ENOENT), then burns ~100 ms in
  *                   `after_failed_exec`.
+ *   vfork N         N times: vfork, and the child execs /bin/true; then burns ~100 ms in
+ *                   `after_vforks_work` (the parent's sampling must go on).
+ *   thread-exec     a second thread burns ~20 ms in `thread_work` and execs /bin/true while
+ *                   the main thread burns in `main_thread_work`.
  *   ignored         ignores SIGPROF, then execs itself as `check-ignored`, which exits 0 if
  *                   SIGPROF is still ignored there (exec keeps an ignored disposition).
  * Build: gcc -O2 -o execer execer.c */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +47,9 @@ __attribute__((noinline)) void after_exec_work(void) { burn(0.1); }
 __attribute__((noinline)) void child_work(void) { burn(0.005); }
 __attribute__((noinline)) void before_failed_exec(void) { burn(0.1); }
 __attribute__((noinline)) void after_failed_exec(void) { burn(0.1); }
+__attribute__((noinline)) void after_vforks_work(void) { burn(0.1); }
+__attribute__((noinline)) void thread_work(void) { burn(0.02); }
+__attribute__((noinline)) void main_thread_work(void) { burn(0.001); }
 
 static int chain(const char *self, int remaining) {
     chain_work();
@@ -101,6 +109,42 @@ static int rounds(int count, int children) {
     return ok ? 0 : 1;
 }
 
+/* vfork, and /bin/true in the child; returns the child's pid (the child never returns). */
+static pid_t vfork_true(void) {
+    pid_t pid = vfork();
+    if (pid == 0) {
+        execl("/bin/true", "true", (char *)NULL);
+        _exit(99);
+    }
+    return pid;
+}
+
+static int vforks(int count) {
+    int ok = 1;
+    for (int i = 0; i < count; i++) {
+        pid_t pid = vfork_true();
+        int status;
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ok = 0;
+    }
+    after_vforks_work();
+    printf("children %s\n", ok ? "ok" : "bad");
+    return ok ? 0 : 1;
+}
+
+static void *exec_from_thread(void *unused) {
+    (void)unused;
+    thread_work();
+    execl("/bin/true", "true", (char *)NULL);
+    perror("execl");
+    exit(1);
+}
+
+static int thread_exec(void) {
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, exec_from_thread, NULL) != 0) return 1;
+    for (;;) main_thread_work(); /* until the exec replaces the process */
+}
+
 static int failed(void) {
     before_failed_exec();
     execl("/nonexistent/stacksampler-execer", "missing", (char *)NULL);
@@ -122,6 +166,8 @@ int main(int argc, char **argv) {
     if (argc >= 4 && strcmp(argv[1], "rounds") == 0) return rounds(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 3 && strcmp(argv[1], "burst") == 0) return burst(atoi(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "failed") == 0) return failed();
+    if (argc >= 3 && strcmp(argv[1], "vfork") == 0) return vforks(atoi(argv[2]));
+    if (argc >= 2 && strcmp(argv[1], "thread-exec") == 0) return thread_exec();
     if (argc >= 2 && strcmp(argv[1], "ignored") == 0) {
         signal(SIGPROF, SIG_IGN);
         execv(argv[0], (char *[]){argv[0], "check-ignored", NULL});
@@ -135,6 +181,6 @@ int main(int argc, char **argv) {
         printf("SIGPROF %s\n", ignored ? "ignored" : "not ignored");
         return ignored ? 0 : 1;
     }
-    fprintf(stderr, "usage: execer chain N | handoff | rounds R C | burst C | failed | ignored\n");
+    fprintf(stderr, "usage: execer chain N | handoff | rounds R C | burst C | failed | vfork N | thread-exec | ignored\n");
     return 64;
 }
