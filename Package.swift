@@ -15,8 +15,12 @@ let engineCFlags: [CSetting] = [.unsafeFlags(["-std=c11", "-Wall", "-Wextra", "-
 let package = Package(
     name: "StackSampler",
     products: [
-        .library(name: "StackSampler", targets: ["StackSampler"]),
-        .library(name: "StackSamplerPreload", type: .dynamic, targets: ["StackSamplerPreload"]),
+        // Swift users link the engine in with the library.
+        .library(name: "StackSampler", targets: ["StackSampler", "CSupport"]),
+        // Preloaded into every process: the C engine and its interpositions, no Swift.
+        .library(name: "StackSamplerPreload", type: .dynamic, targets: ["PreloadEntry"]),
+        // Loaded by the preload library (dlopen, beside it) only when profiling is asked for.
+        .library(name: "StackSamplerPreloadSwift", type: .dynamic, targets: ["StackSamplerPreload"]),
         .executable(name: "stacksampler", targets: ["stacksampler"]),
     ],
     dependencies: [
@@ -30,24 +34,35 @@ let package = Package(
             cSettings: engineCFlags,
             linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread"), .linkedLibrary("rt")]
         ),
-        // libelf from Debian's libelf-dev, for the symbolizer.
+        // The engine's declarations alone (CSupport/include), for Swift code whose engine is linked
+        // elsewhere: the preload library's Swift part binds to the preload library's one engine.
+        .systemLibrary(name: "CEngine", path: "Sources/CEngine"),
+        // The C API's declarations alone (PreloadEntry/include/stacksampler.h), for its Swift side.
+        .systemLibrary(name: "CAPIHeader", path: "Sources/CAPIHeader"),
+        // libelf's declarations (Debian's libelf-dev), for the symbolizer.
         .systemLibrary(name: "CElf", path: "Sources/CElf", providers: [.apt(["libelf-dev"])]),
-        // liblzma from Debian's liblzma-dev: .gnu_debugdata (MiniDebugInfo) and debuglink CRCs.
+        // liblzma's declarations (liblzma-dev): .gnu_debugdata (MiniDebugInfo) and debuglink CRCs.
         .systemLibrary(name: "CLzma", path: "Sources/CLzma", providers: [.apt(["liblzma-dev"])]),
-        // libdw from Debian's libdw-dev: source lines and inlined calls from DWARF (--lines).
+        // libdw's declarations (libdw-dev): source lines and inlined calls from DWARF (--lines).
         .systemLibrary(name: "CDw", path: "Sources/CDw", providers: [.apt(["libdw-dev"])]),
-        // zlib from Debian's zlib1g-dev, for gzip-compressed pprof files.
+        // zlib's declarations (zlib1g-dev), for gzip-compressed pprof files.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // Those four libraries loaded privately on first use, through tables of their functions.
+        .target(name: "SymbolLibraries", dependencies: ["CElf", "CDw", "CLzma", "CZlib"], cSettings: engineCFlags,
+                linkerSettings: [.linkedLibrary("dl")]),
         // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation.
-        .target(name: "StackSampler", dependencies: ["CSupport", "CElf", "CDw", "CLzma", "CZlib"], swiftSettings: lightSwift),
-        // The library constructor of the preload product (C, so it runs before main).
-        .target(name: "PreloadEntry", cSettings: engineCFlags),
-        .target(name: "StackSamplerPreload", dependencies: ["StackSampler", "PreloadEntry"], swiftSettings: lightSwift),
+        .target(name: "StackSampler", dependencies: ["CEngine", "SymbolLibraries"], swiftSettings: lightSwift),
+        // The preload library's own code (C): constructor, C API, loading of the Swift part.
+        // No Swift runtime in its dependencies: see no_swift_runtime.c.
+        .target(name: "PreloadEntry", dependencies: ["CSupport"], cSettings: engineCFlags),
+        // The preload library's Swift part: sessions from the environment and the C API.
+        .target(name: "StackSamplerPreload", dependencies: ["StackSampler", "CAPIHeader"], swiftSettings: lightSwift),
         .executableTarget(
             name: "stacksampler",
-            dependencies: ["StackSampler", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["StackSampler", "CSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "CZlib"]),
+        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "CSupport", "CZlib"],
+                    linkerSettings: [.linkedLibrary("z")]),
         .testTarget(name: "EndToEndTests", dependencies: []),
     ]
 )

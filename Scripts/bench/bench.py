@@ -697,11 +697,13 @@ def cmd_report(args):
             w(f"| achieved rate, wall 1 kHz, {wn} (median of threads) | {rate:.1f} /s ({dev:+.1f} %) | within 2 % | {verdict(abs(dev) <= 2)} |")
     tn = start["times"]
     base_med = median(tn["none"])
-    for k in ("idle", "active"):
+    # Idle: the C library alone. Profiling: its Swift part loaded, sampling started, the profile written.
+    for k, budget in (("idle", 0.5), ("active", 3.0)):
         added = (median(tn[k]) - base_med) * 1000
         mean_added = (statistics.fmean(tn[k]) - statistics.fmean(tn["none"])) * 1000
         what = "STACKSAMPLER_OUTPUT unset (idle)" if k == "idle" else "STACKSAMPLER_OUTPUT set (profiling, profile written at exit)"
-        w(f"| start-up time added, `/bin/true`, {what} | {added:.2f} ms median ({mean_added:.2f} ms mean) | ≤ 5 ms | {verdict(added <= 5)} |")
+        w(f"| start-up time added, `/bin/true`, {what} | {added:.2f} ms median ({mean_added:.2f} ms mean) | ≤ {budget:g} ms "
+          f"| {verdict(added <= budget)} |")
     for c in ("ss-cpu-100", "ss-wall-100", "ss-wall-1k"):
         worst = max(ratio_stats(slow[wn]["runs"], c)[0] for wn in wnames)
         worst_fast = max(fastest_ratio(slow[wn]["runs"], c) for wn in wnames)

@@ -1,7 +1,41 @@
-/* Runs before main in every process the library is preloaded into, so that
- * start-up is profiled too. All policy is in stacksampler_preload_main(). */
-#include "preload_entry.h"
+/*
+ * Runs before main in every process the library is preloaded into. Without STACKSAMPLER_OUTPUT
+ * it does nothing more, so an idle process carries only this small C library: no Swift runtime,
+ * no symbol libraries. With it, it loads the Swift part, which starts sampling at once (start-up
+ * is profiled too) and writes the profile at exit.
+ */
+#define _GNU_SOURCE
+#include "preload_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char output_variable[] = "STACKSAMPLER_OUTPUT";
+static const char owner_variable[] = "STACKSAMPLER_OWNER_PID";
+
+/* Whether this process writes the outputs. A program started by the profiled one inherits the
+ * environment; without %p in the paths it would overwrite the parent's profile, so it stays idle
+ * and says so. The owner marks itself in the environment its descendants inherit. */
+static int owns_output(const char *output) {
+    if (strstr(output, "%p")) return 1;
+    char pid[24];
+    snprintf(pid, sizeof pid, "%ld", (long)getpid());
+    const char *owner = getenv(owner_variable);
+    if (owner && strcmp(owner, pid) != 0) {
+        char message[160];
+        snprintf(message, sizeof message, "process %s is a descendant of profiled process %s and %s", pid, owner, output_variable);
+        ss_report(message, " has no %p; not profiling it", " (put %p in the path to profile every process)");
+        return 0;
+    }
+    setenv(owner_variable, pid, 1);
+    return 1;
+}
 
 __attribute__((constructor)) static void stacksampler_preload_constructor(void) {
-    stacksampler_preload_main();
+    const char *output = getenv(output_variable);
+    if (!output || !*output || ss_secure_execution() || !owns_output(output)) return;
+    const ss_swift_part *part = ss_swift_part_load();
+    if (part) part->preload_main();
 }

@@ -1,4 +1,4 @@
-import CSupport
+import CEngine
 
 /// How samples are triggered.
 public enum SamplingMode: String, Sendable, CaseIterable {

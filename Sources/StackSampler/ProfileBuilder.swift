@@ -1,4 +1,4 @@
-import CSupport
+import CEngine
 import Glibc
 
 /// Turns what the sampler counted into a `Profile`: root-first stacks, thread

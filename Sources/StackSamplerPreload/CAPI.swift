@@ -1,16 +1,17 @@
 import Glibc
-import PreloadEntry
+import CAPIHeader
 import StackSampler
 import Synchronization
 
 // The C API declared in `stacksampler.h` (PreloadEntry/include): start, stop and write a
-// profile from C or C++.
+// profile from C or C++. The preload library's `stacksampler_start`, `_stop` and `_write` load
+// this library on first use and forward to these (preload_swift_part.h).
 
 /// The profile of the last session stopped through the C API, for `stacksampler_write`.
 private let stoppedProfile = Mutex<Profile?>(nil)
 
 /// `int stacksampler_start(uint64_t period_ns, int mode)`.
-@_cdecl("stacksampler_start")
+@_cdecl("stacksampler_swift_start")
 public func stacksamplerStart(_ periodNanoseconds: UInt64, _ mode: Int32) -> Int32 {
     let samplingMode: SamplingMode
     switch mode {
@@ -28,7 +29,7 @@ public func stacksamplerStart(_ periodNanoseconds: UInt64, _ mode: Int32) -> Int
 }
 
 /// `int stacksampler_stop(void)`.
-@_cdecl("stacksampler_stop")
+@_cdecl("stacksampler_swift_stop")
 public func stacksamplerStop() -> Int32 {
     do {
         let profile = try Profiler.stop()
@@ -40,7 +41,7 @@ public func stacksamplerStop() -> Int32 {
 }
 
 /// `int stacksampler_write(const char *path, const char *format)`.
-@_cdecl("stacksampler_write")
+@_cdecl("stacksampler_swift_write")
 public func stacksamplerWrite(_ path: UnsafePointer<CChar>?, _ format: UnsafePointer<CChar>?) -> Int32 {
     guard let path else { return STACKSAMPLER_ERROR_INVALID_ARGUMENT }
     var named: OutputFormat?

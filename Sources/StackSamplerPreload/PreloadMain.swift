@@ -1,4 +1,4 @@
-import CSupport
+import CEngine
 import Glibc
 import StackSampler
 import Synchronization
@@ -17,8 +17,9 @@ private struct PreloadSession: Sendable {
 
 private let preloadSession = Mutex<PreloadSession?>(nil)
 
-/// Called by the library constructor before `main`: starts sampling if
-/// `STACKSAMPLER_OUTPUT` is set, and arranges for the profile to be written at exit.
+/// Called by the preload library's constructor before `main` when `STACKSAMPLER_OUTPUT` is set
+/// and this process owns the output: starts sampling, and arranges for the profile to be
+/// written at exit.
 @_cdecl("stacksampler_preload_main")
 public func stacksamplerPreloadMain() {
     let settings: PreloadSettings
@@ -29,7 +30,6 @@ public func stacksamplerPreloadMain() {
         report("\(error.message); this run is not profiled")
         return
     }
-    guard ownsOutput(settings) else { return }
     do {
         try Profiler.start(settings.configuration)
     } catch {
@@ -87,19 +87,6 @@ private func startInForkedChild() {
     }
     preloadSession.withLock { $0 = PreloadSession(settings: settings) }
     registerSessionHooks(perProcess: true)
-}
-
-/// Whether this process should write the output. A program started by the
-/// profiled one inherits the environment; without `%p` in the path it would
-/// overwrite the parent's profile, so it stays idle and says so.
-private func ownsOutput(_ settings: PreloadSettings) -> Bool {
-    guard !settings.isPerProcess else { return true }
-    if let owner = getenv(PreloadSettings.ownerVariable).map({ String(cString: $0) }), owner != String(getpid()) {
-        report("process \(getpid()) is a descendant of profiled process \(owner) and \(PreloadSettings.outputVariable) has no %p; not profiling it (put %p in the path to profile every process)")
-        return false
-    }
-    setenv(PreloadSettings.ownerVariable, String(getpid()), 1)
-    return true
 }
 
 private func writeProfileAtExit() {

@@ -11,8 +11,6 @@ import StackSampler
 struct PreloadSettings: Sendable {
     /// The variable that names the outputs.
     static let outputVariable = "STACKSAMPLER_OUTPUT"
-    /// The variable marking the process that owns outputs without `%p` (set by that process).
-    static let ownerVariable = "STACKSAMPLER_OWNER_PID"
 
     /// The outputs as given, `%p` not yet replaced.
     var outputPatterns: [OutputTarget]

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Finding the program to run, and what it is built from.
+/// Finding the program to run.
 enum ExecutableLookup {
     /// The path of `name`: itself if it contains a slash, else the first executable match in PATH.
     static func find(_ name: String) -> String? {
@@ -15,12 +15,6 @@ enum ExecutableLookup {
             }
         }
         return nil
-    }
-
-    /// Whether the executable names the Swift runtime among its libraries.
-    static func linksSwiftRuntime(_ path: String) -> Bool {
-        guard let data = FileManager.default.contents(atPath: path) else { return false }
-        return data.range(of: Data("libswiftCore.so".utf8)) != nil
     }
 }
 

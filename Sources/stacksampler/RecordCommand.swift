@@ -113,10 +113,6 @@ struct RecordCommand: ParsableCommand {
         if lines { environment["STACKSAMPLER_LINES"] = "1" }
         if let debugRoot { environment["STACKSAMPLER_DEBUG_ROOT"] = URL(fileURLWithPath: debugRoot).standardizedFileURL.path }
         environment.merge(invocationOptions.environment) { _, option in option }
-        if environment["SWIFT_BACKTRACE"] == nil && !ExecutableLookup.linksSwiftRuntime(executable) {
-            // The Swift runtime the library brings would install crash handlers in a non-Swift program.
-            environment["SWIFT_BACKTRACE"] = "enable=no"
-        }
 
         let child = try ChildProcess.spawn(executable: executable, arguments: arguments, environment: environment)
         let ending = child.waitForExit()

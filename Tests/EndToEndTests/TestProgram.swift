@@ -45,11 +45,16 @@ enum TestProgram: String, CaseIterable, Sendable {
     case cAPI = "c_api"
     /// Built with DWARF (`-g`); CPU in `hot_function`, in code inlined from `inner_helper` and `burn_cpu`.
     case inlined
+    /// `maps`: prints the shared objects mapped into it; `null`: prints its caught-signal mask and
+    /// crash-signal dispositions, then dies of a null-pointer write.
+    case crash
+    /// Swift; prints its caught-signal mask (the Swift runtime's crash backtracer's handlers).
+    case swiftSignals = "swift_signals"
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
         switch self {
-        case .matrix: "matrix.swift"
+        case .matrix, .swiftSignals: rawValue + ".swift"
         case .loaderChurn: rawValue + ".cpp"
         default: rawValue + ".c"
         }
@@ -59,11 +64,11 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// C programs: gcc -O2 without frame pointers, as most Debian code is built (with -g where DWARF is the point).
     private var compiler: [String] {
         switch self {
-        case .matrix: ["swiftc", "-O"]
+        case .matrix, .swiftSignals: ["swiftc", "-O"]
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .threads, .deep, .sleepers, .churn, .stall, .execer: ["gcc", "-O2", "-pthread"]
-        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations: ["gcc", "-O2"]
+        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash: ["gcc", "-O2"]
         case .cAPI: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .inlined: ["gcc", "-O2", "-g"]
         }

@@ -8,7 +8,7 @@ extension SymbolTests {
         static let binary = "/opt/swift/usr/bin/swift-frontend"
 
         @Test(.enabled(if: FileManager.default.fileExists(atPath: binary)))
-        func largeBinaryLoadsOnceThenLooksUpQuickly() throws {
+        func largeBinaryLoadsOnceThenResolvesRandomAddresses() throws {
             // Map the binary's executable segment as the loader would, at a made-up base.
             let file = try #require(ElfFile(path: Self.binary))
             let segment = try #require(file.programHeaders.first { $0.p_type == 1 /* PT_LOAD */ && $0.p_flags & 1 /* PF_X */ != 0 })
@@ -20,17 +20,15 @@ extension SymbolTests {
             let symbolizer = Symbolizer(modules: ModuleMap(mapsText: maps))
 
             #expect(symbolizer.tableBytes == 0)  // Nothing is loaded before the first address.
-            let clock = ContinuousClock()
-            let firstLoad = clock.measure { _ = symbolizer.symbolize(start + 0x1000) }
-            #expect(symbolizer.tableBytes > 0)
+            _ = symbolizer.symbolize(start + 0x1000)
+            let loadedBytes = symbolizer.tableBytes
+            #expect(loadedBytes > 0)
             var generator = SystemRandomNumberGenerator()
             let addresses = (0..<10_000).map { _ in UInt.random(in: (base + UInt(segment.p_vaddr))..<(base + UInt(segment.p_vaddr + segment.p_filesz)), using: &generator) }
             var resolved = 0
-            let lookups = clock.measure {
-                for address in addresses where symbolizer.symbolize(address).isResolved { resolved += 1 }
-            }
-            print("scale: \(Self.binary): first load \(firstLoad), \(addresses.count) lookups \(lookups), tables \(symbolizer.tableBytes / 1_000_000) MB, resolved \(resolved)")
-            #expect(lookups < .seconds(1), "10 000 lookups took \(lookups)")
+            for address in addresses where symbolizer.symbolize(address).isResolved { resolved += 1 }
+            // Timing belongs to the benchmark; here: the tables were read once, not per lookup.
+            #expect(symbolizer.tableBytes == loadedBytes, "tables grew from \(loadedBytes) to \(symbolizer.tableBytes) bytes during lookups")
             // Linked by lld, whose .eh_frame is SHT_X86_64_UNWIND: nearly every function has an FDE.
             let image = ModuleImage(file: file, path: Self.binary, debugFiles: nil)
             #expect(image.functions.count > image.symbols.entries.count * 9 / 10,

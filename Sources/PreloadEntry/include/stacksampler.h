@@ -7,7 +7,8 @@
  *   stacksampler_stop();
  *   stacksampler_write("work.svg", NULL);                  // format from the extension
  *
- * Build against the library built by `swift build -c release` (.build/release):
+ * Build against the library built by `swift build -c release` (.build/release; the first call
+ * loads libStackSamplerPreloadSwift.so from beside libStackSamplerPreload.so):
  *   cc app.c -I<package>/Sources/PreloadEntry/include \
  *      -L<package>/.build/release -lStackSamplerPreload -Wl,-rpath,<package>/.build/release
  *
@@ -34,9 +35,11 @@ extern "C" {
 #define STACKSAMPLER_ERROR_ALREADY_RUNNING (-1) /* start: a session is running */
 #define STACKSAMPLER_ERROR_NOT_RUNNING (-2)     /* stop: no session is running */
 #define STACKSAMPLER_ERROR_INVALID_ARGUMENT (-3) /* period outside 50 us...60 s, unknown mode or format, NULL path */
-#define STACKSAMPLER_ERROR_UNAVAILABLE (-4)     /* start: libunwind.so.8 missing, or no free signal */
+#define STACKSAMPLER_ERROR_UNAVAILABLE (-4)     /* start: libunwind.so.8 or libStackSamplerPreloadSwift.so missing, or no free signal */
 #define STACKSAMPLER_ERROR_NO_PROFILE (-5)      /* write: no session has been stopped yet */
 #define STACKSAMPLER_ERROR_WRITE_FAILED (-6)    /* write: the file could not be written */
+#define STACKSAMPLER_ERROR_SECURE_EXECUTION (-7) /* any call: the process runs setuid, setgid or with file
+                                                    capabilities, where the profiler does nothing (said once on stderr) */
 
 /* Starts sampling every thread of the process every period_ns nanoseconds in `mode`. */
 int stacksampler_start(uint64_t period_ns, int mode);

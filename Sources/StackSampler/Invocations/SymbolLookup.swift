@@ -1,4 +1,4 @@
-import CSupport
+import CEngine
 
 /// Function starts and names from this process's ELF symbols, for the sampler thread. The
 /// module map is read at the first lookup (not when profiling starts, which may be in a library

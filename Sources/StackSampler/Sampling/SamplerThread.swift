@@ -1,4 +1,4 @@
-import CSupport
+import CEngine
 import Glibc
 import Synchronization
 

@@ -1,4 +1,4 @@
-import CSupport
+import CEngine
 
 /// Counts samples per unique (thread, stack). Memory grows with the number of
 /// unique stacks and threads, not with the length of the run.

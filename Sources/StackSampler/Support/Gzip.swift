@@ -1,16 +1,17 @@
-import CZlib
+import SymbolLibraries
 
-/// gzip compression through zlib (already in every process the preload library is in: libelf
-/// depends on it), for pprof files.
+/// gzip compression through zlib (loaded privately on first use; libelf depends on it too), for
+/// pprof files.
 enum Gzip {
     /// `bytes` as a gzip member (RFC 1952), at zlib's default level.
     static func compress(_ bytes: [UInt8]) -> [UInt8] {
+        guard let zlib = ss_zlib_load()?.pointee else { preconditionFailure("libz.so.1 could not be loaded: install zlib1g") }
         var stream = z_stream()
         let windowBitsWithGzipHeader: Int32 = 15 + 16
-        let status = deflateInit2_(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, windowBitsWithGzipHeader, 8,
+        let status = zlib.deflateInit2_(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, windowBitsWithGzipHeader, 8,
                                    Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         precondition(status == Z_OK, "zlib could not start deflating (status \(status)): out of memory")
-        defer { deflateEnd(&stream) }
+        defer { _ = zlib.deflateEnd(&stream) }
         var output: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         bytes.withUnsafeBufferPointer { source in
@@ -21,7 +22,7 @@ enum Gzip {
                 chunk.withUnsafeMutableBufferPointer { target in
                     stream.next_out = target.baseAddress
                     stream.avail_out = uInt(target.count)
-                    result = deflate(&stream, Z_FINISH)
+                    result = zlib.deflate(&stream, Z_FINISH)
                 }
                 output.append(contentsOf: chunk[0..<(chunk.count - Int(stream.avail_out))])
             } while result == Z_OK

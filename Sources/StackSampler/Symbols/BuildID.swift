@@ -1,4 +1,4 @@
-import CElf
+import SymbolLibraries
 
 extension ElfFile {
     /// The `NT_GNU_BUILD_ID` note as lowercase hex, from a `PT_NOTE` segment or else an
@@ -6,26 +6,26 @@ extension ElfFile {
     var buildID: String? {
         for header in programHeaders where header.p_type == UInt32(PT_NOTE) {
             let noteType = header.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR
-            if let data = elf_getdata_rawchunk(elf, Int64(header.p_offset), Int(header.p_filesz), noteType),
-               let id = Self.buildID(inNotes: data) {
+            if let data = libelf.elf_getdata_rawchunk(elf, Int64(header.p_offset), Int(header.p_filesz), noteType),
+               let id = buildID(inNotes: data) {
                 return id
             }
         }
         for section in sections where section.header.sh_type == UInt32(SHT_NOTE) {
-            if let data = elf_getdata(section.scn, nil), let id = Self.buildID(inNotes: data) { return id }
+            if let data = libelf.elf_getdata(section.scn, nil), let id = buildID(inNotes: data) { return id }
         }
         return nil
     }
 
     /// Walks the notes in `data` and returns the first GNU build-id as hex.
-    private static func buildID(inNotes data: UnsafeMutablePointer<Elf_Data>) -> String? {
+    private func buildID(inNotes data: UnsafeMutablePointer<Elf_Data>) -> String? {
         guard let base = data.pointee.d_buf?.assumingMemoryBound(to: UInt8.self) else { return nil }
         var offset = 0
         while true {
             var note = GElf_Nhdr()
             var nameOffset = 0
             var descOffset = 0
-            let next = gelf_getnote(data, offset, &note, &nameOffset, &descOffset)
+            let next = libelf.gelf_getnote(data, offset, &note, &nameOffset, &descOffset)
             if next == 0 { return nil }
             offset = next
             guard note.n_type == UInt32(NT_GNU_BUILD_ID), note.n_namesz == 4, note.n_descsz > 0 else { continue }

@@ -1,4 +1,4 @@
-import CElf
+import SymbolLibraries
 import Glibc
 
 /// Finds the separate debug file of a stripped module, where gdb looks for it: by build id
@@ -44,7 +44,9 @@ struct DebugFileLocator {
                 return nil
             }
             if count == 0 { return crc }
-            crc = chunk.withUnsafeBytes { XZ.crc32(UnsafeRawBufferPointer(rebasing: $0[0..<count]), continuing: crc) }
+            guard let next = chunk.withUnsafeBytes({ XZ.crc32(UnsafeRawBufferPointer(rebasing: $0[0..<count]), continuing: crc) })
+            else { return nil }
+            crc = next
         }
     }
 }
@@ -52,7 +54,7 @@ struct DebugFileLocator {
 extension ElfFile {
     /// The `.gnu_debuglink` section: the debug file's name and the CRC-32 of its contents.
     var debugLink: (name: String, crc: UInt32)? {
-        guard let section = section(named: ".gnu_debuglink"), let data = elf_getdata(section.scn, nil),
+        guard let section = section(named: ".gnu_debuglink"), let data = libelf.elf_getdata(section.scn, nil),
               let buffer = data.pointee.d_buf else { return nil }
         var reader = ByteReader(bytes: UnsafeRawBufferPointer(start: buffer, count: data.pointee.d_size), baseAddress: 0)
         guard let name = reader.cString(), !name.isEmpty, reader.skip((4 - reader.offset % 4) % 4),
@@ -63,7 +65,7 @@ extension ElfFile {
     /// The MiniDebugInfo of `.gnu_debugdata`: an xz-compressed ELF file holding a symbol table
     /// of the functions `.dynsym` lacks (Fedora and others ship it in stripped binaries).
     func miniDebugInfo() -> ElfFile? {
-        guard let section = section(named: ".gnu_debugdata"), let data = elf_getdata(section.scn, nil),
+        guard let section = section(named: ".gnu_debugdata"), let data = libelf.elf_getdata(section.scn, nil),
               let buffer = data.pointee.d_buf,
               let image = XZ.decompress(UnsafeRawBufferPointer(start: buffer, count: data.pointee.d_size))
         else { return nil }

@@ -1,4 +1,4 @@
-import CElf
+import SymbolLibraries
 import Glibc
 
 /// A `PT_LOAD` program header: the file range `[fileOffset, fileOffset + fileSize)` is loaded at `vaddr`.
@@ -13,6 +13,8 @@ struct LoadSegment: Sendable, Equatable {
 /// It can also wrap an ELF image already in memory (the vDSO), or a copy it owns (decompressed data).
 /// The descriptor and libelf handle are released on deinit; use it briefly and drop it.
 final class ElfFile {
+    /// libelf's functions (loaded on first use); every ElfFile has them.
+    let libelf: ss_libelf
     let elf: OpaquePointer
     /// The open file, or -1 for an in-memory image.
     private let fd: Int32
@@ -25,53 +27,60 @@ final class ElfFile {
 
     /// Opens `path`, or returns nil if it is unreadable or not ELF.
     convenience init?(path: String) {
-        guard elf_version(UInt32(EV_CURRENT)) != UInt32(EV_NONE) else { return nil }
+        guard let libelf = Self.loadedLibelf else { return nil }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        guard let elf = elf_begin(fd, ELF_C_READ, nil) else {
+        guard let elf = libelf.elf_begin(fd, ELF_C_READ, nil) else {
             close(fd)
             return nil
         }
-        self.init(elf: elf, fd: fd)
+        self.init(libelf: libelf, elf: elf, fd: fd)
     }
 
     /// Wraps a complete ELF image mapped readable in this process (libelf only reads it).
     convenience init?(image: UnsafeRawBufferPointer) {
-        guard elf_version(UInt32(EV_CURRENT)) != UInt32(EV_NONE), let base = image.baseAddress,
-              let elf = elf_memory(UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: CChar.self)), image.count)
+        guard let libelf = Self.loadedLibelf, let base = image.baseAddress,
+              let elf = libelf.elf_memory(UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: CChar.self)), image.count)
         else { return nil }
-        self.init(elf: elf, fd: -1)
+        self.init(libelf: libelf, elf: elf, fd: -1)
     }
 
     /// Wraps a copy of the ELF image `bytes`, kept for the file's lifetime.
     convenience init?(copying bytes: [UInt8]) {
         let image = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, bytes.count), alignment: 16)
         bytes.withUnsafeBytes { image.copyMemory(from: $0) }
-        guard elf_version(UInt32(EV_CURRENT)) != UInt32(EV_NONE),
-              let elf = elf_memory(image.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count) else {
+        guard let libelf = Self.loadedLibelf,
+              let elf = libelf.elf_memory(image.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count) else {
             image.deallocate()
             return nil
         }
-        self.init(elf: elf, fd: -1, ownedImage: image)
+        self.init(libelf: libelf, elf: elf, fd: -1, ownedImage: image)
     }
 
-    private init?(elf: OpaquePointer, fd: Int32, ownedImage: UnsafeMutableRawBufferPointer? = nil) {
+    /// libelf, loaded privately on first use and set up for this ELF version; nil if it cannot be.
+    private static var loadedLibelf: ss_libelf? {
+        guard let libelf = ss_libelf_load()?.pointee, libelf.elf_version(UInt32(EV_CURRENT)) != UInt32(EV_NONE) else { return nil }
+        return libelf
+    }
+
+    private init?(libelf: ss_libelf, elf: OpaquePointer, fd: Int32, ownedImage: UnsafeMutableRawBufferPointer? = nil) {
         var header = GElf_Ehdr()
-        guard elf_kind(elf) == ELF_K_ELF, gelf_getehdr(elf, &header) != nil else {
-            elf_end(elf)
+        guard libelf.elf_kind(elf) == ELF_K_ELF, libelf.gelf_getehdr(elf, &header) != nil else {
+            _ = libelf.elf_end(elf)
             if fd >= 0 { close(fd) }
             ownedImage?.deallocate()
             return nil
         }
+        self.libelf = libelf
         self.elf = elf
         self.fd = fd
         self.ownedImage = ownedImage
         self.type = header.e_type
-        self.isClass64 = gelf_getclass(elf) == ELFCLASS64
+        self.isClass64 = libelf.gelf_getclass(elf) == ELFCLASS64
     }
 
     deinit {
-        elf_end(elf)
+        _ = libelf.elf_end(elf)
         if fd >= 0 { close(fd) }
         ownedImage?.deallocate()
     }
@@ -79,12 +88,12 @@ final class ElfFile {
     /// All program headers.
     var programHeaders: [GElf_Phdr] {
         var count = 0
-        guard elf_getphdrnum(elf, &count) == 0 else { return [] }
+        guard libelf.elf_getphdrnum(elf, &count) == 0 else { return [] }
         var headers: [GElf_Phdr] = []
         headers.reserveCapacity(count)
         for index in 0..<count {
             var header = GElf_Phdr()
-            if gelf_getphdr(elf, Int32(index), &header) != nil { headers.append(header) }
+            if libelf.gelf_getphdr(elf, Int32(index), &header) != nil { headers.append(header) }
         }
         return headers
     }
@@ -99,11 +108,11 @@ final class ElfFile {
     /// All sections with their headers, in index order.
     var sections: [(scn: OpaquePointer, header: GElf_Shdr)] {
         var result: [(scn: OpaquePointer, header: GElf_Shdr)] = []
-        var scn = elf_nextscn(elf, nil)
+        var scn = libelf.elf_nextscn(elf, nil)
         while let current = scn {
             var header = GElf_Shdr()
-            if gelf_getshdr(current, &header) != nil { result.append((current, header)) }
-            scn = elf_nextscn(elf, current)
+            if libelf.gelf_getshdr(current, &header) != nil { result.append((current, header)) }
+            scn = libelf.elf_nextscn(elf, current)
         }
         return result
     }
@@ -111,9 +120,9 @@ final class ElfFile {
     /// The first section called `name`, if any.
     func section(named name: String) -> (scn: OpaquePointer, header: GElf_Shdr)? {
         var namesIndex = 0
-        guard elf_getshdrstrndx(elf, &namesIndex) == 0 else { return nil }
+        guard libelf.elf_getshdrstrndx(elf, &namesIndex) == 0 else { return nil }
         return sections.first { section in
-            guard let cName = elf_strptr(elf, namesIndex, Int(section.header.sh_name)) else { return false }
+            guard let cName = libelf.elf_strptr(elf, namesIndex, Int(section.header.sh_name)) else { return false }
             return String(cString: cName) == name
         }
     }

@@ -1,4 +1,4 @@
-import CElf
+import SymbolLibraries
 
 extension ElfFile {
     /// Function ranges from the unwind data: `.eh_frame` found by its section header, or, for
@@ -7,7 +7,7 @@ extension ElfFile {
     func functionRanges() -> FunctionRanges {
         let addressSize = isClass64 ? 8 : 4
         if let section = section(named: ".eh_frame"), section.header.sh_type != UInt32(SHT_NOBITS),  // PROGBITS, or X86_64_UNWIND from lld
-           let data = elf_getdata(section.scn, nil), let buffer = data.pointee.d_buf {
+           let data = libelf.elf_getdata(section.scn, nil), let buffer = data.pointee.d_buf {
             let bytes = UnsafeRawBufferPointer(start: buffer, count: data.pointee.d_size)
             let reader = ByteReader(bytes: bytes, baseAddress: section.header.sh_addr)
             return FunctionRanges(EhFrame.functionRanges(in: reader, addressSize: addressSize))
@@ -35,7 +35,7 @@ extension ElfFile {
     /// A reader over `count` bytes of the file at `fileOffset`, which load at `vaddr`; libelf
     /// owns the bytes for as long as this file is open.
     private func reader(fileOffset: UInt64, count: Int, vaddr: UInt64) -> ByteReader? {
-        guard count > 0, let data = elf_getdata_rawchunk(elf, Int64(fileOffset), count, ELF_T_BYTE),
+        guard count > 0, let data = libelf.elf_getdata_rawchunk(elf, Int64(fileOffset), count, ELF_T_BYTE),
               let buffer = data.pointee.d_buf else { return nil }
         return ByteReader(bytes: UnsafeRawBufferPointer(start: buffer, count: data.pointee.d_size), baseAddress: vaddr)
     }

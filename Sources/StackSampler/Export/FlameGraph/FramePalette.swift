@@ -33,7 +33,9 @@ enum FramePalette {
     /// Code of StackSampler itself: in its preload library, or named after its Swift module
     /// or its C entry points (when it is linked into the program).
     private static func isProfiler(_ symbol: SymbolizedFrame) -> Bool {
-        if let path = symbol.modulePath, path.hasSuffix("/libStackSamplerPreload.so") { return true }
+        if let path = symbol.modulePath, path.hasSuffix("/libStackSamplerPreload.so") || path.hasSuffix("/libStackSamplerPreloadSwift.so") {
+            return true
+        }
         return symbol.name.hasPrefix("StackSampler.") || symbol.name.hasPrefix("stacksampler_")
     }
 
