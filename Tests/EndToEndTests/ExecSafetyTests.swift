@@ -129,6 +129,18 @@ extension EndToEnd {
             #expect(attempt.inclusiveCount { $0 == "before_failed_exec" } > 20, "the part before the attempt is kept")
         }
 
+        @Test("at exec the profiler's pending signals are taken off the queue and the program's own is kept",
+              arguments: ["wall", "cpu"])
+        func programsPendingSignalKept(mode: String) throws {
+            let directory = try ScratchDirectory.make("exec-own-pending-\(mode)")
+            let plain = try ChildProcess.run(try TestProgram.execer.executable(), ["own-pending"], in: directory)
+            #expect(plain.termination == .exited(0), "\(plain)")
+            let run = try ProfiledRun.preload(.execer, ["own-pending"], settings: Self.settings(mode),
+                                              profilePath: directory + "/pending-%p.folded", in: directory)
+            #expect(run.process.termination == plain.termination, "\(run.process)")
+            #expect(run.process.stdout == plain.stdout)
+        }
+
         @Test("SIGPROF ignored by the program is still ignored in the image it execs")
         func ignoredDispositionSurvivesExec() throws {
             let directory = try ScratchDirectory.make("exec-ignored")

@@ -13,6 +13,10 @@
  *                   `after_vforks_work` (the parent's sampling must go on).
  *   thread-exec     a second thread burns ~20 ms in `thread_work` and execs /bin/true while
  *                   the main thread burns in `main_thread_work`.
+ *   own-pending     blocks SIGPROF, sends itself one with kill(), burns ~50 ms of CPU in
+ *                   `blocked_work`, then execs itself as `check-pending`, which exits 0 if
+ *                   exactly that SIGPROF (SI_USER, from its pid) is pending there: a profiler
+ *                   takes its own signals off the queue at exec, never the program's.
  *   ignored         ignores SIGPROF, then execs itself as `check-ignored`, which exits 0 if
  *                   SIGPROF is still ignored there (exec keeps an ignored disposition).
  * Build: gcc -O2 -o execer execer.c */
@@ -50,6 +54,7 @@ __attribute__((noinline)) void after_failed_exec(void) { burn(0.1); }
 __attribute__((noinline)) void after_vforks_work(void) { burn(0.1); }
 __attribute__((noinline)) void thread_work(void) { burn(0.02); }
 __attribute__((noinline)) void main_thread_work(void) { burn(0.001); }
+__attribute__((noinline)) void blocked_work(void) { burn(0.05); }
 
 static int chain(const char *self, int remaining) {
     chain_work();
@@ -145,6 +150,32 @@ static int thread_exec(void) {
     for (;;) main_thread_work(); /* until the exec replaces the process */
 }
 
+static int own_pending(const char *self) {
+    sigset_t profiling;
+    sigemptyset(&profiling);
+    sigaddset(&profiling, SIGPROF);
+    sigprocmask(SIG_BLOCK, &profiling, NULL);
+    kill(getpid(), SIGPROF);
+    blocked_work();
+    execv(self, (char *[]){(char *)self, "check-pending", NULL});
+    perror("execv");
+    return 1;
+}
+
+static int check_pending(void) {
+    sigset_t profiling;
+    sigemptyset(&profiling);
+    sigaddset(&profiling, SIGPROF);
+    const struct timespec no_wait = {0, 0};
+    siginfo_t info;
+    int own = 0, other = 0;
+    while (sigtimedwait(&profiling, &info, &no_wait) == SIGPROF) {
+        if (info.si_code == SI_USER && info.si_pid == getpid()) own++; else other++;
+    }
+    printf("pending SIGPROF: %d own, %d other\n", own, other);
+    return own == 1 && other == 0 ? 0 : 1;
+}
+
 static int failed(void) {
     before_failed_exec();
     execl("/nonexistent/stacksampler-execer", "missing", (char *)NULL);
@@ -168,6 +199,8 @@ int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "failed") == 0) return failed();
     if (argc >= 3 && strcmp(argv[1], "vfork") == 0) return vforks(atoi(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "thread-exec") == 0) return thread_exec();
+    if (argc >= 2 && strcmp(argv[1], "own-pending") == 0) return own_pending(argv[0]);
+    if (argc >= 2 && strcmp(argv[1], "check-pending") == 0) return check_pending();
     if (argc >= 2 && strcmp(argv[1], "ignored") == 0) {
         signal(SIGPROF, SIG_IGN);
         execv(argv[0], (char *[]){argv[0], "check-ignored", NULL});
@@ -181,6 +214,6 @@ int main(int argc, char **argv) {
         printf("SIGPROF %s\n", ignored ? "ignored" : "not ignored");
         return ignored ? 0 : 1;
     }
-    fprintf(stderr, "usage: execer chain N | handoff | rounds R C | burst C | failed | vfork N | thread-exec | ignored\n");
+    fprintf(stderr, "usage: execer chain N | handoff | rounds R C | burst C | failed | vfork N | thread-exec | own-pending | ignored\n");
     return 64;
 }
