@@ -58,9 +58,11 @@ static int is_own_signal(const siginfo_t *info) {
 }
 
 /* Takes the engine's signals off the calling thread's queue (they are blocked there, or
- * they would have been delivered), and queues the program's own again, in their order. */
+ * they would have been delivered), and queues the program's own again, in their order. Past
+ * KEPT_CAPACITY of the program's own (only a real-time signal queues that many) the rest is
+ * left pending as it is: better one of ours left than one of the program's lost. */
 static void discard_pending_own_signals(int signo) {
-    enum { KEPT_CAPACITY = 64 };
+    enum { KEPT_CAPACITY = 32 };
     siginfo_t kept[KEPT_CAPACITY];
     int kept_count = 0;
     sigset_t only, previous;
@@ -69,9 +71,9 @@ static void discard_pending_own_signals(int signo) {
     pthread_sigmask(SIG_BLOCK, &only, &previous);
     const struct timespec no_wait = {0, 0};
     siginfo_t info;
-    while (sigtimedwait(&only, &info, &no_wait) == signo) {
+    while (kept_count < KEPT_CAPACITY && sigtimedwait(&only, &info, &no_wait) == signo) {
         if (is_own_signal(&info)) continue;
-        if (kept_count < KEPT_CAPACITY) kept[kept_count++] = info;
+        kept[kept_count++] = info;
     }
     pid_t pid = getpid();
     pid_t tid = (pid_t)syscall(SYS_gettid);
