@@ -141,6 +141,13 @@ extension EndToEnd {
             #expect(run.process.stdout == plain.stdout)
         }
 
+        @Test("a C program sampling itself through the C API at 1 ms (wall) execs itself 10 times while sampling")
+        func execDuringCAPISession() throws {
+            let directory = try ScratchDirectory.make("c-api-exec")
+            let run = try ChildProcess.run(try TestProgram.cAPIExec.executable(), ["10"], in: directory)
+            #expect(run.termination == .exited(0), "a profiler signal outlived an image: \(run)")
+        }
+
         @Test("SIGPROF ignored by the program is still ignored in the image it execs")
         func ignoredDispositionSurvivesExec() throws {
             let directory = try ScratchDirectory.make("exec-ignored")

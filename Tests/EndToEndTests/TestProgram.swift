@@ -43,6 +43,8 @@ enum TestProgram: String, CaseIterable, Sendable {
     case stall
     /// Profiles a region of itself through the C API, linked against the preload library.
     case cAPI = "c_api"
+    /// Samples itself through the C API at 1 ms (wall) and execs itself N times while sampling.
+    case cAPIExec = "c_api_exec"
     /// Built with DWARF (`-g`); CPU in `hot_function`, in code inlined from `inner_helper` and `burn_cpu`.
     case inlined
     /// `maps`: prints the shared objects mapped into it; `null`: prints its caught-signal mask and
@@ -69,7 +71,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .threads, .deep, .sleepers, .churn, .stall, .execer: ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash: ["gcc", "-O2"]
-        case .cAPI: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
+        case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .inlined: ["gcc", "-O2", "-g"]
         }
     }
@@ -77,7 +79,7 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// Libraries to link, after the source.
     private var libraries: [String] {
         switch self {
-        case .cAPI: ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Wl,-rpath," + BuildProducts.directory]
+        case .cAPI, .cAPIExec: ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Wl,-rpath," + BuildProducts.directory]
         default: []
         }
     }
