@@ -1,6 +1,5 @@
 import Glibc
 import CAPIHeader
-import CEngine
 import StackSampler
 import Synchronization
 
@@ -10,9 +9,6 @@ import Synchronization
 
 /// The profile of the last session stopped through the C API, for `stacksampler_write`.
 private let stoppedProfile = Mutex<Profile?>(nil)
-
-/// How the running C API session samples, to start it again after a failed exec.
-private let sessionSettings = Mutex<(period: Duration, mode: SamplingMode)?>(nil)
 
 /// `int stacksampler_start(uint64_t period_ns, int mode)`.
 @_cdecl("stacksampler_swift_start")
@@ -26,28 +22,10 @@ public func stacksamplerStart(_ periodNanoseconds: UInt64, _ mode: Int32) -> Int
     guard periodNanoseconds <= UInt64(Int64.max) else { return STACKSAMPLER_ERROR_INVALID_ARGUMENT }
     do {
         try Profiler.start(period: .nanoseconds(Int64(periodNanoseconds)), mode: samplingMode)
+        return STACKSAMPLER_OK
     } catch {
         return status(of: error)
     }
-    sessionSettings.withLock { $0 = (.nanoseconds(Int64(periodNanoseconds)), samplingMode) }
-    var hooks = ss_session_hooks(stop_for_exec: stopForExec, resume_after_failed_exec: resumeAfterFailedExec,
-                                 start_in_forked_child: nil)
-    ss_set_session_hooks(&hooks)
-    return STACKSAMPLER_OK
-}
-
-/// Before an exec during a C API session: the session stops (no profiler signal may reach the
-/// new image), as `stacksampler_stop` would; its profile is what `stacksampler_write` writes.
-private func stopForExec() -> Int32 {
-    guard let profile = try? Profiler.stop() else { return 0 }
-    stoppedProfile.withLock { $0 = profile }
-    return 1
-}
-
-/// After an exec that failed: the session samples again, with the same settings.
-private func resumeAfterFailedExec() {
-    guard let settings = sessionSettings.withLock({ $0 }) else { return }
-    _ = try? Profiler.start(period: settings.period, mode: settings.mode)
 }
 
 /// `int stacksampler_stop(void)`.

@@ -67,6 +67,7 @@ private func resumeAfterFailedExec() {
     guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid() else { return }
     do {
         try Profiler.start(session.settings.configuration)
+        registerSessionHooks(perProcess: session.settings.isPerProcess)
     } catch {
         report("\(error); process \(getpid()) is not profiled after its failed exec")
     }
