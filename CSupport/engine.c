@@ -17,13 +17,25 @@ static _Atomic int running;
 static int initialised;
 
 /* A forked child has only the forking thread, no timers and no sampler: the
- * engine there is stopped and empty, ready for a session of its own. */
+ * engine there is stopped and empty, ready for a session of its own, which the
+ * owner's hook starts only if the parent's sampler thread held no lock at the fork
+ * (fork_quiesce.c); a lock held then would stay held in the child for ever. */
 static void reset_in_forked_child(void) {
+    pid_t parent;
+    int quiesced = ss_fork_child(&parent);
     atomic_store(&running, 0);
     ss_handler_reset_after_fork();
     ss_registry_forget_after_fork();
     ss_module_cache_reset_after_fork();
     ss_buffer_reset();
+    const ss_session_hooks *hooks = ss_session_hooks_of(parent);
+    if (!hooks || !hooks->start_in_forked_child) return;
+    if (quiesced) {
+        hooks->start_in_forked_child();
+    } else {
+        static const char busy[] = "stacksampler: the sampler thread did not pause for fork(); the child is not profiled\n";
+        (void)!write(STDERR_FILENO, busy, sizeof busy - 1);
+    }
 }
 
 /* Threads of this process (field 20 of /proc/self/stat), or 0 if unknown. */
@@ -54,7 +66,7 @@ int ss_engine_init(const ss_config *config) {
         if (status != SS_OK) return status;
         status = ss_fault_guard_install();
         if (status != SS_OK) return status;
-        pthread_atfork(ss_module_cache_before_fork, ss_module_cache_after_fork_in_parent, reset_in_forked_child);
+        pthread_atfork(ss_fork_prepare, ss_fork_parent, reset_in_forked_child);
     }
     ss_module_cache_prepare(process_thread_count() <= 1);
     ss_active_config = *config;

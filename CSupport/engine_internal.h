@@ -74,9 +74,9 @@ typedef struct ss_module_index ss_module_index;
 SS_HIDDEN const ss_module_index *ss_module_index_enter(int *buffer); /* NULL before the first refresh */
 SS_HIDDEN void ss_module_index_leave(int buffer);
 SS_HIDDEN const ss_unwind_row *ss_module_index_find(const ss_module_index *index, uintptr_t pc);
-void ss_module_cache_before_fork(void);           /* pthread_atfork: prepare */
-void ss_module_cache_after_fork_in_parent(void); /* pthread_atfork: parent */
-void ss_module_cache_reset_after_fork(void);     /* in the child */
+/* In a forked child: a refresh or a reader of the parent's is gone with its thread (a fork
+ * waits for the sampler thread to park between ticks, outside any refresh: fork_quiesce.c). */
+void ss_module_cache_reset_after_fork(void);
 /* At engine start: compiles every module's table now, or with `core_only` the core
  * modules' and lists the rest for the sampler thread. */
 void ss_module_cache_prepare(int core_only);
@@ -102,5 +102,18 @@ int ss_fault_guard_install(void);
 void ss_handler_reset_after_fork(void);
 void ss_handler_deactivate(void);
 extern const char ss_timer_cookie[1];
+
+/* session_hooks.c: the hooks registered by process `process`, or NULL if it registered none
+ * (a vfork child shares the memory of a parent that did). */
+const ss_session_hooks *ss_session_hooks_of(pid_t process);
+
+/* exec_hooks.c: looks up libc's exec functions now, not at the first exec. */
+void ss_exec_hooks_resolve(void);
+
+/* fork_quiesce.c: pthread_atfork handlers. ss_fork_child() resets the quiescing state in the
+ * child, sets `parent` to the pid that forked, and says whether the sampler held nothing. */
+void ss_fork_prepare(void);
+void ss_fork_parent(void);
+int ss_fork_child(pid_t *parent);
 
 #endif

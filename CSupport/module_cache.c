@@ -189,15 +189,6 @@ void ss_module_cache_refresh(void) { refresh(0); }
 
 void ss_module_cache_prepare(int core_only) { refresh(core_only); }
 
-/* fork waits for a refresh to finish: a refresh holds the loader's lock (inside
- * dl_iterate_phdr) for milliseconds while it compiles tables, and a child forked
- * meanwhile would inherit that lock held by a thread it does not have (glibc before
- * 2.38 does not take the loader's lock around fork): its next dlopen or
- * dl_iterate_phdr would wait forever. */
-void ss_module_cache_before_fork(void) { pthread_mutex_lock(&refresh_lock); }
-
-void ss_module_cache_after_fork_in_parent(void) { pthread_mutex_unlock(&refresh_lock); }
-
 void ss_module_cache_reset_after_fork(void) {
     /* A thread of the parent may have been reading or refreshing at fork(): it does not exist here. */
     atomic_store(&readers[0], 0);

@@ -197,6 +197,29 @@ uint64_t ss_now_ns(void);
 /** Kernel thread id of the calling thread. */
 int32_t ss_current_tid(void);
 
+/** What the owner of the session (the preload library) does around exec and fork. The engine
+ *  calls these from its interposed exec family and its fork handlers; any may be NULL. */
+typedef struct {
+    /** Before an exec by this process: stop sampling (sampler joined, timers deleted) and keep
+     *  what was sampled. Returns nonzero if a session was stopped, to be resumed if exec fails. */
+    int (*stop_for_exec)(void);
+    /** After an exec that failed (the caller's errno is restored afterwards): sample again. */
+    void (*resume_after_failed_exec)(void);
+    /** In a child made by fork, once the engine is reset there, and only if the sampler thread
+     *  held nothing at the fork: start the child's own session, if it should have one. */
+    void (*start_in_forked_child)(void);
+} ss_session_hooks;
+
+/** Registers `hooks` for the calling process (a forked child registers its own again). */
+void ss_set_session_hooks(const ss_session_hooks *hooks);
+
+/** The sampler thread's side of fork quiescing: ss_sampler_arriving() before the thread is
+ *  spawned, ss_sampler_park_point() where it holds no lock (after each sleep), and
+ *  ss_sampler_leaving() as it ends. A fork waits until the sampler is parked or gone. */
+void ss_sampler_arriving(void);
+void ss_sampler_park_point(void);
+void ss_sampler_leaving(void);
+
 #ifdef __cplusplus
 }
 #endif

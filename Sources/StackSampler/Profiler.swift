@@ -44,6 +44,7 @@ public enum Profiler {
                 throw error
             }
             current = Session(sampler: sampler, ownerPID: getpid())
+            ExecDuringSession.register(configuration)
         }
     }
 

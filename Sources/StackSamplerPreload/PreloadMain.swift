@@ -1,3 +1,4 @@
+import CEngine
 import Glibc
 import StackSampler
 import Synchronization
@@ -7,6 +8,11 @@ import Synchronization
 private struct PreloadSession: Sendable {
     var settings: PreloadSettings
     var ownerPID: pid_t
+
+    init(settings: PreloadSettings) {
+        self.settings = settings
+        ownerPID = getpid()
+    }
 }
 
 private let preloadSession = Mutex<PreloadSession?>(nil)
@@ -30,41 +36,78 @@ public func stacksamplerPreloadMain() {
         report("\(error); this run is not profiled")
         return
     }
-    preloadSession.withLock { $0 = PreloadSession(settings: settings, ownerPID: getpid()) }
+    preloadSession.withLock { $0 = PreloadSession(settings: settings) }
     atexit(writeProfileAtExit)
-    pthread_atfork(nil, nil, startInForkedChild)
+    registerSessionHooks(perProcess: true)
 }
 
-/// A child made by fork() inherits no sampler thread and no timers. With `%p`
-/// in the path it profiles itself into its own file; without, it stays idle
-/// (the exit handler sees that it is not the owner).
+/// What the engine calls around exec and fork (see `ss_session_hooks`), for this process.
+/// Without `%p` a forked child stays idle, so the engine runs no Swift code in it at all.
+private func registerSessionHooks(perProcess: Bool) {
+    var hooks = ss_session_hooks(stop_for_exec: stopForExec, resume_after_failed_exec: resumeAfterFailedExec,
+                                 start_in_forked_child: perProcess ? startInForkedChild : nil)
+    ss_set_session_hooks(&hooks)
+}
+
+/// Before exec: the session stops (no timer, no sampler thread left to signal) and this
+/// image's profile is written under its `.execN` names (`ExecImageNames`), which the new
+/// image, of the same pid, will not overwrite.
+private func stopForExec() -> Int32 {
+    guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid(),
+          let profile = try? Profiler.stop() else { return 0 }
+    let paths = session.settings.outputs.map(\.path) + [session.settings.invocations.outputPath, session.settings.summaryPath].compactMap { $0 }
+    let image = ExecImageNames.nextImage(for: paths.filter { $0 != "-" })
+    write(profile, of: session) { ExecImageNames.name($0, image: image) }
+    return 1
+}
+
+/// After an exec that failed: a new session, whose profile goes to the next name (the part
+/// before the exec attempt is already written).
+private func resumeAfterFailedExec() {
+    guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid() else { return }
+    do {
+        try Profiler.start(session.settings.configuration)
+        registerSessionHooks(perProcess: session.settings.isPerProcess)
+    } catch {
+        report("\(error); process \(getpid()) is not profiled after its failed exec")
+    }
+}
+
+/// A child made by fork() inherits no sampler thread and no timers. With `%p` in the path
+/// it profiles itself into its own file: the engine calls this then, once the parent's
+/// sampler thread is known to have held no lock at the fork. Without `%p` it is not called
+/// and the child stays idle (the exit handler sees that it is not the owner).
 private func startInForkedChild() {
-    guard let inherited = preloadSession.withLock({ $0 }), inherited.settings.isPerProcess else { return }
     // Read again, so that every %p path (stream, invocations, stalls) names this process.
-    guard let settings = try? PreloadSettings.fromEnvironment() else { return }
+    guard let settings = try? PreloadSettings.fromEnvironment(), settings.isPerProcess else { return }
     do {
         try Profiler.start(settings.configuration)
     } catch {
         report("\(error); forked process \(getpid()) is not profiled")
         return
     }
-    preloadSession.withLock { $0 = PreloadSession(settings: settings, ownerPID: getpid()) }
+    preloadSession.withLock { $0 = PreloadSession(settings: settings) }
+    registerSessionHooks(perProcess: true)
 }
 
 private func writeProfileAtExit() {
-    guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid() else { return }
-    let profile: Profile
-    do { profile = try Profiler.stop() } catch { return }
+    guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid(),
+          let profile = try? Profiler.stop() else { return }
+    write(profile, of: session) { $0 }
+}
+
+/// Writes the session's profile, invocations and summary, each file under the name `named` gives it.
+private func write(_ profile: Profile, of session: PreloadSession, named: (String) -> String) {
     var written: [String] = []
     for target in session.settings.outputs {
         do {
-            try profile.write(to: target.path, format: target.format, options: session.settings.options)
-            written.append(target.path)
+            try profile.write(to: named(target.path), format: target.format, options: session.settings.options)
+            written.append(named(target.path))
         } catch {
             report("\(error)")
         }
     }
-    if let path = session.settings.invocations.outputPath {
+    if let path = session.settings.invocations.outputPath.map(named) {
         do {
             try profile.writeInvocations(to: path, format: session.settings.invocations.format)
             written.append(path)
@@ -77,7 +120,7 @@ private func writeProfileAtExit() {
     if summaryPath == "-" {
         writeStandardError(text)
     } else {
-        writeText(text, to: summaryPath)
+        writeText(text, to: named(summaryPath))
     }
 }
 

@@ -27,6 +27,10 @@ enum TestProgram: String, CaseIterable, Sendable {
     case churn
     /// Forks children with known exit statuses, and one that execs /bin/true.
     case forker
+    /// Execs itself in a chain, forks rounds of children (half exec), vforks, execs from a
+    /// second thread, a failed exec, an exec with SIGPROF ignored; exits 0 when all went as
+    /// expected (see its header).
+    case execer
     /// Dies without running exit handlers: _exit, abort, SIGSEGV, or waits to be killed.
     case victim
     /// Stripped; CPU in the static functions `hot_one` / `hot_two` / `hot_three`, 50/30/20.
@@ -39,6 +43,8 @@ enum TestProgram: String, CaseIterable, Sendable {
     case stall
     /// Profiles a region of itself through the C API, linked against the preload library.
     case cAPI = "c_api"
+    /// Samples itself through the C API at 1 ms (wall) and execs itself N times while sampling.
+    case cAPIExec = "c_api_exec"
     /// Built with DWARF (`-g`); CPU in `hot_function`, in code inlined from `inner_helper` and `burn_cpu`.
     case inlined
     /// Three workers spinning in `worker_main` before the program starts sampling itself through
@@ -81,9 +87,9 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .matrix, .swiftSignals: ["swiftc", "-O"]
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
-        case .threads, .deep, .sleepers, .churn, .stall: ["gcc", "-O2", "-pthread"]
+        case .threads, .deep, .sleepers, .churn, .stall, .execer: ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash: ["gcc", "-O2"]
-        case .cAPI: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
+        case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .inlined: ["gcc", "-O2", "-g"]
         case .threadsBeforeStart: ["gcc", "-O2", "-pthread", "-fno-omit-frame-pointer", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .threadsBeforeStartNoFramePointers:
@@ -100,7 +106,7 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// Libraries to link, after the source.
     private var libraries: [String] {
         switch self {
-        case .cAPI, .threadsBeforeStart, .threadsBeforeStartNoFramePointers:
+        case .cAPI, .cAPIExec, .threadsBeforeStart, .threadsBeforeStartNoFramePointers:
             ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Wl,-rpath," + BuildProducts.directory]
         case .threadsBeforeStartSwift:
             ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Xlinker", "-rpath", "-Xlinker", BuildProducts.directory]

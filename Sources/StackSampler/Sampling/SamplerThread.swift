@@ -88,6 +88,7 @@ final class SamplerThread: @unchecked Sendable {
         }
         scanThreads(initial: true)
         ss_sampler_sleep_reset()
+        ss_sampler_arriving()
         let context = Unmanaged.passRetained(self).toOpaque()
         let status = ss_spawn_unsampled_thread(&handle, { context in
             let sampler = Unmanaged<SamplerThread>.fromOpaque(context!).takeRetainedValue()
@@ -96,6 +97,7 @@ final class SamplerThread: @unchecked Sendable {
         }, context)
         guard status == 0 else {
             Unmanaged<SamplerThread>.fromOpaque(context).release()
+            ss_sampler_leaving()
             throw .invalidConfiguration("cannot start the sampler thread: \(String(cString: strerror(status)))")
         }
     }
@@ -125,7 +127,11 @@ final class SamplerThread: @unchecked Sendable {
                        foreignSignals: Int(ss_engine_foreign_signals() - foreignSignalsAtStart))
     }
 
+    /// Parks at `ss_sampler_park_point()` while a fork is under way: there it holds no lock
+    /// (Swift runtime, loader, engine) that the child would find held for ever.
     private func run() {
+        defer { ss_sampler_leaving() }
+        ss_sampler_park_point()
         ss_thread_exclude_current()
         ss_buffer_prefault()
         ownTID.store(ss_current_tid(), ordering: .relaxed)
@@ -135,6 +141,7 @@ final class SamplerThread: @unchecked Sendable {
         while !stopRequested.load(ordering: .acquiring) {
             let woken = ss_sampler_sleep_until(nextWake)
             if woken == Int32(SS_WOKEN_TO_STOP) { break }
+            ss_sampler_park_point()
             if woken == Int32(SS_WOKEN_TO_REFRESH) {
                 // A module was closed: serve handlers the new list now, then sleep on to the tick.
                 ss_module_cache_refresh()
