@@ -34,6 +34,8 @@ extension ProfilerAPITests {
             while !during.isFinished { usleep(1000) }
             let profile = try Profiler.stop()
             if Self.total(profile) == 0 { withoutSamples += 1 }
+            #expect(profile.threads.reduce(0) { $0 + $1.samples } == Self.total(profile), "session \(index): thread totals differ from stack totals")
+            #expect(profile.losses.droppedSamples == 0)
             #expect(Self.timerCount() == 0, "session \(index) left a timer")
             let between = Thread { _ = burnInProfilerAPITest(seconds: 0.001) }
             between.start()
