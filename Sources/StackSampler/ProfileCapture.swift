@@ -1,4 +1,4 @@
-import CSupport
+import CEngine
 import Glibc
 
 // Profiles of a given duration for services, without blocking the caller.
