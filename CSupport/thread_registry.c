@@ -60,25 +60,22 @@ static uint64_t scheduler_tick_ns(void) {
     return (uint64_t)resolution.tv_sec * 1000000000u + (uint64_t)resolution.tv_nsec;
 }
 
-/* The first expiry, in the thread's CPU time from now. A thread is looked at
- * only by ticks that land on it (each stands for about one tick of its CPU),
- * so a thread of CPU c < tick is looked at with probability c / tick. With
- * probability tick / period the timer fires at the first tick that lands on
- * the thread (expiry 1 ns): such a thread gets a sample with probability
- * c / period, a period's worth, as a process-wide timer would give it. Else
- * the first expiry is uniform in (tick, period], out of reach of those short
- * threads, and for a long thread it puts the periodic grid at a random phase.
- * Every sample is still worth one period. When the period is not longer than
- * the tick, a tick landing on the thread already finds one expiry or more
- * due: the first is then just uniform in (0, period]. */
+/* The first expiry, in the thread's CPU time from now. The kernel looks at a
+ * thread only at ticks that land on it, about one per tick of its CPU, and a
+ * look counts every expiry the thread's CPU has passed. Expiries placed just
+ * after a whole number of ticks, 1 ns + k x tick, are each caught by the
+ * (k+1)th look. With k uniform in 0 ... period/tick, the first sample comes
+ * at each look with the same chance tick / period, and one period later the
+ * next: a thread of N looks (CPU about N x tick) gets N x tick / period samples
+ * in expectation, whether N is 1 (a thread shorter than a tick, looked at with
+ * probability c / tick, so sampled with probability c / period) or many. Every
+ * sample is worth one period. When the period is not longer than the tick,
+ * every look finds an expiry due: the first is then uniform in (0, period]. */
 static uint64_t first_expiry_ns(uint64_t period) {
     uint64_t tick = scheduler_tick_ns();
     double draw = next_unit();
     if (tick == 0 || tick >= period) return 1 + (uint64_t)(draw * (double)(period - 1));
-    double at_first_tick = (double)tick / (double)period;
-    if (draw < at_first_tick) return 1;
-    double rest = (draw - at_first_tick) / (1.0 - at_first_tick);
-    return tick + 1 + (uint64_t)(rest * (double)(period - tick - 1));
+    return 1 + (uint64_t)(draw * (double)period / (double)tick) * tick;
 }
 
 static clockid_t thread_cpu_clock(int32_t tid) {
