@@ -5,6 +5,9 @@
  * SIGEV_THREAD_ID to that tid. Never touched in signal context, so a mutex
  * guards it. Timers are deleted on detach: the kernel's per-process count of
  * timers is limited.
+ *
+ * A timer's first expiry is random (see first_expiry_ns), so a thread that
+ * lives less than a period still has its fair chance of a sample.
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
@@ -26,6 +29,55 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static attached_thread *threads;
 static size_t thread_count, thread_capacity;
 
+/* xorshift64* state, seeded once per process (and again in a forked child,
+ * which would otherwise repeat its parent's draws). Guarded by registry_lock. */
+static uint64_t random_state;
+
+static uint64_t next_random(void) {
+    if (random_state == 0) {
+        /* splitmix64 of the time and pid: distinct per process, never zero after mixing in 1 */
+        uint64_t seed = ss_now_ns() ^ ((uint64_t)getpid() << 32);
+        seed += 0x9E3779B97F4A7C15ull;
+        seed = (seed ^ (seed >> 30)) * 0xBF58476D1CE4E5B9ull;
+        seed = (seed ^ (seed >> 27)) * 0x94D049BB133111EBull;
+        random_state = (seed ^ (seed >> 31)) | 1;
+    }
+    random_state ^= random_state >> 12;
+    random_state ^= random_state << 25;
+    random_state ^= random_state >> 27;
+    return random_state * 0x2545F4914F6CDD1Dull;
+}
+
+/* Uniform in [0, 1). */
+static double next_unit(void) { return (double)(next_random() >> 11) * 0x1.0p-53; }
+
+/* The scheduler tick: the kernel compares a thread's CPU time with its timers
+ * only at a tick that finds the thread running. A coarse clock advances once
+ * per tick, so its resolution is the tick's length (4 ms at HZ=250). */
+static uint64_t scheduler_tick_ns(void) {
+    struct timespec resolution;
+    if (clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) != 0) return 0;
+    return (uint64_t)resolution.tv_sec * 1000000000u + (uint64_t)resolution.tv_nsec;
+}
+
+/* The first expiry, in the thread's CPU time from now. The kernel looks at a
+ * thread only at ticks that land on it, about one per tick of its CPU, and a
+ * look counts every expiry the thread's CPU has passed. Expiries placed just
+ * after a whole number of ticks, 1 ns + k x tick, are each caught by the
+ * (k+1)th look. With k uniform in 0 ... period/tick, the first sample comes
+ * at each look with the same chance tick / period, and one period later the
+ * next: a thread of N looks (CPU about N x tick) gets N x tick / period samples
+ * in expectation, whether N is 1 (a thread shorter than a tick, looked at with
+ * probability c / tick, so sampled with probability c / period) or many. Every
+ * sample is worth one period. When the period is not longer than the tick,
+ * every look finds an expiry due: the first is then uniform in (0, period]. */
+static uint64_t first_expiry_ns(uint64_t period) {
+    uint64_t tick = scheduler_tick_ns();
+    double draw = next_unit();
+    if (tick == 0 || tick >= period) return 1 + (uint64_t)(draw * (double)(period - 1));
+    return 1 + (uint64_t)(draw * (double)period / (double)tick) * tick;
+}
+
 static clockid_t thread_cpu_clock(int32_t tid) {
     return (clockid_t)(((unsigned int)~tid << 3) | 6);
 }
@@ -45,10 +97,10 @@ static int create_cpu_timer(int32_t tid, int *timer_id) {
     event._sigev_un._tid = tid;
     int id;
     if (syscall(SYS_timer_create, thread_cpu_clock(tid), &event, &id) != 0) return -errno;
-    uint64_t period = ss_active_config.period_ns;
+    uint64_t period = ss_active_config.period_ns, first = first_expiry_ns(period);
     struct itimerspec spec = {
         .it_interval = {(time_t)(period / 1000000000u), (long)(period % 1000000000u)},
-        .it_value = {(time_t)(period / 1000000000u), (long)(period % 1000000000u)},
+        .it_value = {(time_t)(first / 1000000000u), (long)(first % 1000000000u)},
     };
     if (syscall(SYS_timer_settime, id, 0, &spec, NULL) != 0) {
         int error = errno;
@@ -116,6 +168,7 @@ void ss_registry_forget_after_fork(void) {
      * have been held by a thread that does not exist here. */
     pthread_mutex_init(&registry_lock, NULL);
     thread_count = 0;
+    random_state = 0;
 }
 
 void ss_registry_stop_all(void) {

@@ -194,6 +194,9 @@ void ss_handler_histogram(uint64_t *buckets);
 /** CLOCK_MONOTONIC now, in ns (same clock as sample times). */
 uint64_t ss_now_ns(void);
 
+/** Returns freed heap pages to the system (malloc_trim): after naming, outside any session's hot path. */
+void ss_release_free_memory(void);
+
 /** Kernel thread id of the calling thread. */
 int32_t ss_current_tid(void);
 

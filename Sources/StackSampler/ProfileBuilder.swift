@@ -17,8 +17,11 @@ enum ProfileBuilder {
         func name(of address: UInt) -> String { frames[address]?.name ?? symbolizer.symbolize(address).name }
     }
 
-    /// The profile of a finished session: what `sampler` counted, named now, ended at `endNanoseconds`.
-    static func build(from counted: StackAggregator, sampler: SamplerThread, endNanoseconds: UInt64) -> Profile {
+    /// The profile of a session: what `sampler` counted, named now, ended (or snapshotted) at
+    /// `endNanoseconds`. A snapshot (`isFinished` false) has no invocations (still open) and no
+    /// sampler CPU time (still running).
+    static func build(from counted: StackAggregator, losses: Profile.Losses, sampler: SamplerThread,
+                      endNanoseconds: UInt64, isFinished: Bool = true) -> Profile {
         let stacks = counted.counts.map { key, count in
             Profile.Stack(thread: key.thread, addresses: key.frames.reversed(), count: count, isTruncated: key.truncated)
         }
@@ -31,7 +34,7 @@ enum ProfileBuilder {
         let symbolizationStart = ss_now_ns()
         let modules = ModuleMap.current()
         let naming = symbolize(stacks, modules: modules, options: sampler.configuration.symbols)
-        let invocations = sampler.invocations.map { recorder in
+        let invocations = (isFinished ? sampler.invocations : nil).map { recorder in
             Profile.Invocation.named(recorder.tracker.records, hidden: naming.hidden, name: naming.name(of:))
         } ?? []
         var overhead = Profile.Overhead()
@@ -40,18 +43,18 @@ enum ProfileBuilder {
         let timing = HandlerTiming.snapshot().since(sampler.handlerTimingAtStart)
         overhead.handlerMedianNanoseconds = timing.percentile(0.5)
         overhead.handlerP99Nanoseconds = timing.percentile(0.99)
-        overhead.samplerCPUNanoseconds = sampler.ownCPUNanoseconds
+        overhead.samplerCPUNanoseconds = isFinished ? sampler.ownCPUNanoseconds : 0
         var profile = Profile(configuration: sampler.configuration, startNanoseconds: sampler.startTime,
                               durationNanoseconds: endNanoseconds &- sampler.startTime,
                               signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0,
                               stacks: naming.stacks, threads: threads, frames: naming.frames, modules: modules.modules,
-                              losses: sampler.losses(counted), overhead: overhead)
+                              losses: losses, overhead: overhead)
         profile.processID = getpid()
         profile.processName = FileIO.readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? ""
         profile.realtimeStartNanoseconds = realtimeNanoseconds(atMonotonic: sampler.startTime)
         profile.command = commandLine()
         profile.invocations = invocations
-        profile.invocationCounts = sampler.invocations?.tracker.counts ?? Profile.InvocationCounts()
+        profile.invocationCounts = (isFinished ? sampler.invocations?.tracker.counts : nil) ?? Profile.InvocationCounts()
         return profile
     }
 

@@ -10,10 +10,14 @@ public enum Profiler {
     private struct Session: Sendable {
         var sampler: SamplerThread
         var ownerPID: pid_t
+        /// Tells this session from later ones, so that a `capture` ends only its own.
+        var number: UInt64
         var isOwn: Bool { ownerPID == getpid() }
     }
 
     private static let session = Mutex<Session?>(nil)
+    /// Sessions started in this process so far.
+    private static let sessionsStarted = Atomic<UInt64>(0)
 
     /// Starts sampling all threads every `period` of CPU time (`.cpu`) or wall-clock time (`.wall`).
     public static func start(period: Duration = .milliseconds(10), mode: SamplingMode = .cpu) throws(ProfilerError) {
@@ -22,8 +26,13 @@ public enum Profiler {
 
     /// Starts sampling with a full configuration. Throws `.alreadyRunning` if a session is running.
     public static func start(_ configuration: ProfilerConfiguration) throws(ProfilerError) {
+        _ = try startSession(configuration)
+    }
+
+    /// Starts a session; returns its sampler and number.
+    static func startSession(_ configuration: ProfilerConfiguration) throws(ProfilerError) -> (SamplerThread, UInt64) {
         let configuration = try configuration.validated()
-        try session.withLock { (current: inout Session?) throws(ProfilerError) in
+        return try session.withLock { (current: inout Session?) throws(ProfilerError) -> (SamplerThread, UInt64) in
             guard current?.isOwn != true else { throw .alreadyRunning }
             var engine = ss_config(mode: configuration.mode == .cpu ? SS_MODE_CPU : SS_MODE_WALL,
                                    period_ns: configuration.periodNanoseconds,
@@ -43,8 +52,10 @@ public enum Profiler {
                 ss_engine_stop()
                 throw error
             }
-            current = Session(sampler: sampler, ownerPID: getpid())
+            let number = sessionsStarted.add(1, ordering: .relaxed).newValue
+            current = Session(sampler: sampler, ownerPID: getpid(), number: number)
             ExecDuringSession.register(configuration)
+            return (sampler, number)
         }
     }
 
@@ -53,14 +64,41 @@ public enum Profiler {
 
     /// Stops sampling and returns the symbolized profile. Throws `.notRunning` without a session.
     public static func stop() throws(ProfilerError) -> Profile {
+        try stopSession(number: nil)
+    }
+
+    /// Stops the running session if it is session `number` (any session if nil).
+    static func stopSession(number: UInt64?) throws(ProfilerError) -> Profile {
         let end = ss_now_ns()
         // The session stays locked until its sampler has drained the engine's buffer for the
         // last time: a `start` meanwhile would give the buffer a second reader.
         let (sampler, counted) = try session.withLock { (current: inout Session?) throws(ProfilerError) -> (SamplerThread, StackAggregator) in
-            defer { current = nil }
-            guard let running = current, running.isOwn else { throw .notRunning }
+            guard let running = current else { throw .notRunning }
+            guard running.isOwn else {
+                current = nil // a parent's session, inherited through fork(): discarded
+                throw .notRunning
+            }
+            guard number == nil || running.number == number else { throw .notRunning }
+            current = nil
             return (running.sampler, running.sampler.finish())
         }
-        return ProfileBuilder.build(from: counted, sampler: sampler, endNanoseconds: end)
+        let profile = ProfileBuilder.build(from: counted, losses: sampler.losses(counted), sampler: sampler, endNanoseconds: end)
+        // Naming read whole symbol tables, freed by now; malloc would keep their pages, and a
+        // service that profiles every few seconds would see its resident size creep up.
+        ss_release_free_memory()
+        return profile
+    }
+
+    /// The running session's profile so far, without stopping it: every sample taken up to now
+    /// (the buffer is drained first), named. Invocations are left out (they are still open).
+    /// Throws `.notRunning` without a session.
+    public static func snapshot() throws(ProfilerError) -> Profile {
+        let end = ss_now_ns()
+        let (sampler, counted, losses) = try session.withLock { (current: inout Session?) throws(ProfilerError) in
+            guard let running = current, running.isOwn else { throw ProfilerError.notRunning }
+            let (counted, losses) = running.sampler.snapshot()
+            return (running.sampler, counted, losses)
+        }
+        return ProfileBuilder.build(from: counted, losses: losses, sampler: sampler, endNanoseconds: end, isFinished: false)
     }
 }

@@ -45,6 +45,9 @@ enum TestProgram: String, CaseIterable, Sendable {
     case cAPI = "c_api"
     /// Samples itself through the C API at 1 ms (wall) and execs itself N times while sampling.
     case cAPIExec = "c_api_exec"
+    /// 1,000 sessions in a row through the C API, threads made during and between them;
+    /// counts timers, descriptors, threads and resident memory. Linked like `cAPI`.
+    case sessions
     /// Built with DWARF (`-g`); CPU in `hot_function`, in code inlined from `inner_helper` and `burn_cpu`.
     case inlined
     /// Three workers spinning in `worker_main` before the program starts sampling itself through
@@ -90,6 +93,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .threads, .deep, .sleepers, .churn, .stall, .execer: ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
+        case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .inlined: ["gcc", "-O2", "-g"]
         case .threadsBeforeStart: ["gcc", "-O2", "-pthread", "-fno-omit-frame-pointer", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .threadsBeforeStartNoFramePointers:
@@ -106,7 +110,7 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// Libraries to link, after the source.
     private var libraries: [String] {
         switch self {
-        case .cAPI, .cAPIExec, .threadsBeforeStart, .threadsBeforeStartNoFramePointers:
+        case .cAPI, .cAPIExec, .sessions, .threadsBeforeStart, .threadsBeforeStartNoFramePointers:
             ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Wl,-rpath," + BuildProducts.directory]
         case .threadsBeforeStartSwift:
             ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Xlinker", "-rpath", "-Xlinker", BuildProducts.directory]

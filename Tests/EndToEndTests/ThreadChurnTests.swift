@@ -18,5 +18,21 @@ extension EndToEnd {
             #expect(end == start, "timers at start \(start), after the threads ended \(end)")
             #expect(try run.profile().totalSamples > 0)
         }
+
+        /// Threads far shorter than the period and the scheduler tick: each one's first expiry is
+        /// random, so together they get a sample per period of their CPU. 200 µs each rather than
+        /// the 100 µs doubles the expected count (about 225), so that ±25 % is about four
+        /// standard deviations of the Poisson noise and the test does not fail by chance.
+        @Test("10,000 threads of 200 µs get churn_fn samples within 25 % of their CPU / period (cpu, 10 ms)")
+        func shortThreadsAreCounted() throws {
+            let directory = try ScratchDirectory.make("churn-share")
+            let run = try ProfiledRun.preload(
+                .churn, ["10000", "0", "200"], settings: ["STACKSAMPLER_PERIOD": "10ms", "STACKSAMPLER_MODE": "cpu"], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            let cpu = try #require(ProgramOutput.integer("churn_cpu_ns", in: run.process.stdout))
+            let expected = Double(cpu) / 10_000_000
+            let samples = Double(try run.profile().inclusiveCount { $0 == "churn_fn" })
+            #expect(abs(samples / expected - 1) <= 0.25, "churn_fn samples \(samples), CPU / period \(expected)")
+        }
     }
 }

@@ -1,15 +1,19 @@
-/* churn: argv[1] short-lived threads (default 3000), 50 alive at a time, each doing a
- * little work. Prints the number of POSIX timers of the process (/proc/self/timers) at
- * start, and again after all threads ended and argv[2] seconds passed: `timers_start N`,
- * `timers_end N`, and `threads N`.
+/* churn: argv[1] short-lived threads (default 3000), 50 alive at a time, each spending
+ * argv[3] microseconds of CPU (default 100) in `churn_fn`. Prints the number of POSIX timers
+ * of the process (/proc/self/timers) at start, and again after all threads ended and argv[2]
+ * seconds passed: `timers_start N`, `timers_end N`, `threads N`, and the CPU all threads
+ * spent inside churn_fn as measured by each on its own clock: `churn_cpu_ns N`.
  * Build: gcc -O2 -pthread -o churn churn.c */
 #include "workload.h"
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 static volatile uint64_t sink;
+static double burn_seconds = 0.0001;
+static _Atomic long long churn_cpu_ns;
 
 static int count_timers(void) {
     FILE *file = fopen("/proc/self/timers", "r");
@@ -22,15 +26,22 @@ static int count_timers(void) {
     return count;
 }
 
+SAMPLED_FUNCTION static void churn_fn(void) {
+    double start = thread_cpu_seconds();
+    sink += burn_cpu(burn_seconds, 0xC0FFEE);
+    atomic_fetch_add(&churn_cpu_ns, (long long)((thread_cpu_seconds() - start) * 1e9));
+}
+
 static void *short_life(void *unused) {
     (void)unused;
-    sink += burn_cpu(0.0002, 0xC0FFEE);
+    churn_fn();
     return NULL;
 }
 
 int main(int argc, char **argv) {
     const long total = argc > 1 ? atol(argv[1]) : 3000;
     const double settle = argc > 2 ? strtod(argv[2], NULL) : 0.3;
+    if (argc > 3) burn_seconds = strtod(argv[3], NULL) * 1e-6;
     printf("timers_start %d\n", count_timers());
     long created = 0;
     while (created < total) {
@@ -41,6 +52,6 @@ int main(int argc, char **argv) {
         for (int i = 0; i < started; i++) pthread_join(batch[i], NULL);
     }
     usleep((useconds_t)(settle * 1e6));
-    printf("timers_end %d\nthreads %ld\n", count_timers(), created);
+    printf("timers_end %d\nthreads %ld\nchurn_cpu_ns %lld\n", count_timers(), created, (long long)churn_cpu_ns);
     return 0;
 }

@@ -33,7 +33,12 @@ final class SamplerThread: @unchecked Sendable {
     let configuration: ProfilerConfiguration
     private let stopRequested = Atomic<Bool>(false)
     private let ownTID = Atomic<Int32>(0)
-    /// Touched only by the sampler thread until it has been joined.
+    /// A thread of the profiler's own besides this one (the one that ends a `capture`), never attached.
+    private let helperTID = Atomic<Int32>(0)
+    /// Held by the sampler thread while it drains and ticks, and by `snapshot`: the buffer has
+    /// one reader at a time, and the counts are read whole.
+    private let loopLock = Mutex<Void>(())
+    /// Touched only under `loopLock` until the sampler thread has been joined.
     private var aggregator = StackAggregator()
     /// The live stream of the session, when a recording path is configured.
     private var stream: RawStreamWriter?
@@ -54,6 +59,11 @@ final class SamplerThread: @unchecked Sendable {
     /// Samples each thread had taken at its last mask check: a thread that took some since
     /// evidently receives the signal, and its mask is not read (a /proc status read is slow).
     private var takenAtMaskCheck: [Int32: Int] = [:]
+    /// Threads the last scan found alive but not attached. A thread made with pthread_create
+    /// attaches itself once prepared, microseconds after it appears in /proc; one attached by a
+    /// scan before that would be sampled unprepared, leaf only. So a scan attaches only the
+    /// threads the scan before it already found unattached.
+    private var unattachedAtLastScan: Set<Int32> = []
     /// Wall mode: where each thread was blocked when last looked at (see `isStill`).
     private var blockedAtLastTick: [Int32: String] = [:]
     /// The sampler's own thread.
@@ -113,10 +123,26 @@ final class SamplerThread: @unchecked Sendable {
         invocations?.finish()
         stream?.end(durationNanoseconds: ss_now_ns() &- startTime, threads: aggregator.threads, losses: losses(aggregator))
         let now = ss_now_ns()
-        for tid in ThreadDirectory.threadIDs() where tid != ownTID.load(ordering: .relaxed) {
+        let own = [ownTID.load(ordering: .relaxed), helperTID.load(ordering: .relaxed)]
+        for tid in ThreadDirectory.threadIDs() where !own.contains(tid) {
             aggregator.observe(tid, cpu: ss_thread_cpu_time_ns(tid), name: nil, bornDuringSession: true, at: now)
         }
         return aggregator
+    }
+
+    /// What has been counted so far, with the buffer drained first, while sampling goes on.
+    func snapshot() -> (counted: StackAggregator, losses: Profile.Losses) {
+        loopLock.withLock { _ in
+            drain()
+            return (aggregator, losses(aggregator))
+        }
+    }
+
+    /// Keeps the calling thread, one of the profiler's own, out of the session.
+    func excludeCurrentThread() {
+        ss_thread_exclude_current()
+        helperTID.store(ss_current_tid(), ordering: .relaxed)
+        ss_thread_detach(ss_current_tid())
     }
 
     /// The losses of this session, from the sampler's counts and the engine's counters.
@@ -151,20 +177,22 @@ final class SamplerThread: @unchecked Sendable {
             // Ticks due since the last one: more than one when this thread was kept off the CPU.
             let due = now >= nextWake ? Int((now - nextWake) / interval) + 1 : 1
             ss_module_cache_refresh()
-            drain()
-            if now &- lastScan >= Self.scanIntervalNanoseconds {
-                scanThreads(initial: false)
-                lastScan = now
-            } else if configuration.mode == .cpu {
-                // Keep CPU times current between scans: a thread that exits takes its last reading with it.
-                for tid in attachedThreads() { aggregator.observeCPU(tid, cpu: ss_thread_cpu_time_ns(tid)) }
+            loopLock.withLock { _ in
+                drain()
+                if now &- lastScan >= Self.scanIntervalNanoseconds {
+                    scanThreads(initial: false)
+                    lastScan = now
+                } else if configuration.mode == .cpu {
+                    // Keep CPU times current between scans: a thread that exits takes its last reading with it.
+                    for tid in attachedThreads() { aggregator.observeCPU(tid, cpu: ss_thread_cpu_time_ns(tid)) }
+                }
+                if configuration.mode == .wall {
+                    tick(at: now, due: due)
+                    missedTicks += due - 1
+                }
+                stream?.flushIfDue(now: now, threads: aggregator.threads, losses: losses(aggregator))
+                invocations?.reportStalls(threads: aggregator.threads)
             }
-            if configuration.mode == .wall {
-                tick(at: now, due: due)
-                missedTicks += due - 1
-            }
-            stream?.flushIfDue(now: now, threads: aggregator.threads, losses: losses(aggregator))
-            invocations?.reportStalls(threads: aggregator.threads)
             nextWake += UInt64(due) * interval
         }
         ownCPUNanoseconds = UInt64(max(0, ss_thread_cpu_time_ns(ss_current_tid())))
@@ -190,10 +218,12 @@ final class SamplerThread: @unchecked Sendable {
     /// Attaches threads that appeared, detaches those that exited, refreshes names and CPU times.
     private func scanThreads(initial: Bool) {
         let now = ss_now_ns()
-        let sampler = ownTID.load(ordering: .relaxed)
-        let live = Set(ThreadDirectory.threadIDs()).subtracting([sampler])
+        let own = [ownTID.load(ordering: .relaxed), helperTID.load(ordering: .relaxed)]
+        let live = Set(ThreadDirectory.threadIDs()).subtracting(own)
         let attached = Set(attachedThreads())
-        for tid in live where !attached.contains(tid) { _ = ss_thread_attach(tid, 0) }
+        let unattached = live.subtracting(attached)
+        for tid in unattached where initial || unattachedAtLastScan.contains(tid) { _ = ss_thread_attach(tid, 0) }
+        unattachedAtLastScan = initial ? [] : unattached
         for tid in attached where !live.contains(tid) {
             ss_thread_detach(tid)
             if let thread = aggregator.threadEnded(tid) { invocations?.threadEnded(thread: thread) }

@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// Every thread's stack reaches its root: `_start;__libc_start_main` for the main thread,
+    /// `__clone3;start_thread` for the others, on threads created after sampling started.
+    @Suite struct RootFrames {
+        /// Whether a stack (root first) begins with a thread's first frames.
+        static func isWhole(_ frames: [String]) -> Bool {
+            guard frames.count >= 2 else { return false }
+            return (frames[0] == "_start" && frames[1] == "__libc_start_main")
+                || (frames[0] == "__clone3" && frames[1] == "start_thread")
+        }
+
+        @Test("≥ 99 % of samples have whole root frames", arguments: [
+            (TestProgram.threads, ["0.3"], "cpu"), (.threads, ["0.3"], "wall"),
+            (.churn, ["3000", "0"], "cpu"), (.churn, ["3000", "0"], "wall"),
+        ])
+        func rootsAreWhole(program: TestProgram, arguments: [String], mode: String) throws {
+            let directory = try ScratchDirectory.make("roots")
+            let run = try ProfiledRun.preload(program, arguments, settings: ["STACKSAMPLER_MODE": mode, "STACKSAMPLER_PERIOD": "5ms"],
+                                              in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            let profile = try run.profile()
+            let whole = profile.stacks.filter { Self.isWhole($0.frames) }.reduce(0) { $0 + $1.count }
+            let broken = profile.stacks.filter { !Self.isWhole($0.frames) }.map { "\($0.frames.joined(separator: ";")) \($0.count)" }
+            #expect(profile.totalSamples > 0)
+            #expect(Double(whole) >= 0.99 * Double(profile.totalSamples),
+                    "\(whole) of \(profile.totalSamples) samples whole; the others:\n\(broken.prefix(10).joined(separator: "\n"))")
+        }
+    }
+}
