@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <string.h>
 #include <sys/uio.h>
 
 /* One step's registers. `fp_known` is 0 when rbp's value is not known. */
@@ -94,6 +95,20 @@ int ss_read_memory_checked(uintptr_t address, uintptr_t *value, void *context) {
     (void)context;
     struct iovec local = {value, sizeof *value}, remote = {(void *)address, sizeof *value};
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof *value ? 0 : -1;
+}
+
+int ss_read_memory_paged(uintptr_t address, uintptr_t *value, void *context) {
+    ss_page_cache *cache = context;
+    uintptr_t base = address & ~(uintptr_t)(sizeof cache->bytes - 1);
+    if (address + sizeof *value > base + sizeof cache->bytes) return ss_read_memory_checked(address, value, NULL);
+    if (!cache->valid || cache->base != base) {
+        struct iovec local = {cache->bytes, sizeof cache->bytes}, remote = {(void *)base, sizeof cache->bytes};
+        cache->valid = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof cache->bytes;
+        if (!cache->valid) return ss_read_memory_checked(address, value, NULL);
+        cache->base = base;
+    }
+    memcpy(value, cache->bytes + (address - base), sizeof *value);
+    return 0;
 }
 
 int ss_unwind_stack(uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, ss_memory_reader read, void *context,

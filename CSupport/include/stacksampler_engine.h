@@ -31,6 +31,8 @@ enum {
                                             info, a rule it cannot follow, a stack pointer that did not move up):
                                             the frames found so far */
     SS_SAMPLE_UNWIND_FAULTED = 1u << 3, /**< walk read unmapped memory; sample ended at the leaf */
+    SS_SAMPLE_WITHOUT_SIGNAL = 1u << 4, /**< wall mode: a thread blocked in a system call, walked by the sampler
+                                             thread from the stack pointer and PC the kernel shows, unsignalled */
 };
 
 /** One raw sample as stored in the buffer. Frames are leaf first. */
@@ -147,6 +149,17 @@ typedef int (*ss_memory_reader)(uintptr_t address, uintptr_t *value, void *conte
 
 /** A reader that never faults (process_vm_readv on this process): fails on unmapped memory. */
 int ss_read_memory_checked(uintptr_t address, uintptr_t *value, void *context);
+
+/** A page of another thread's stack copied by ss_read_memory_paged; zero it before a walk. */
+typedef struct {
+    uintptr_t base;
+    int valid;
+    unsigned char bytes[4096];
+} ss_page_cache;
+
+/** A reader like ss_read_memory_checked that copies a whole page at a time into `context`
+ *  (an ss_page_cache): one system call per stack page instead of one per word. */
+int ss_read_memory_paged(uintptr_t address, uintptr_t *value, void *context);
 
 /** How a stack walk ended. */
 enum {

@@ -10,8 +10,7 @@ final class SamplerThread: @unchecked Sendable {
     /// the hook before they run, so the scan finds the others and the ones that exited.
     private static let scanIntervalNanoseconds: UInt64 = 100_000_000
     /// CPU time a thread can use without having moved: returning from the handler into the call
-    /// it was in. More than that may be the end of its work before it blocked somewhere else, so
-    /// it is then checked against where it is blocked (`isStill`).
+    /// it was in. More than that, and it is looked at again (signalled, or walked if blocked).
     private static let unmovedNanoseconds: Int64 = 5_000
     /// A signal whose sample has not arrived by then is taken as lost (dropped, or a thread that blocks it).
     private static let outstandingSignalNanoseconds: UInt64 = 100_000_000
@@ -64,8 +63,8 @@ final class SamplerThread: @unchecked Sendable {
     /// scan before that would be sampled unprepared, leaf only. So a scan attaches only the
     /// threads the scan before it already found unattached.
     private var unattachedAtLastScan: Set<Int32> = []
-    /// Wall mode: where each thread was blocked when last looked at (see `isStill`).
-    private var blockedAtLastTick: [Int32: String] = [:]
+    /// Wall mode: walks the stacks of threads blocked in a system call, without a signal.
+    private lazy var blockedWalker = BlockedThreadWalker(maxDepth: configuration.maxDepth)
     /// The sampler's own thread.
     private var handle = pthread_t()
     /// Monotonic time the session started, in ns.
@@ -200,18 +199,27 @@ final class SamplerThread: @unchecked Sendable {
 
     private func drain() {
         while let sample = ss_buffer_peek() {
-            let tid = sample.pointee.tid
-            let stack = aggregator.record(sample)
-            if sample.pointee.cpu_ns >= 0 { cpuWhenStackKnown[tid] = sample.pointee.cpu_ns }
-            for _ in 0..<max(1, Int(sample.pointee.periods)) { stream?.sample(stack, at: sample.pointee.time_ns, threads: aggregator.threads) }
-            for _ in 0..<(signalOutstanding.removeValue(forKey: tid)?.owedTicks ?? 0) {
-                if let owed = aggregator.repeatLast(tid, at: sample.pointee.time_ns) {
-                    stream?.sample(owed, at: sample.pointee.time_ns, threads: aggregator.threads)
-                    invocations?.repeatLast(thread: owed.thread, at: sample.pointee.time_ns)
-                }
-            }
-            invocations?.record(sample, thread: stack.thread)
+            consume(sample, owedTicks: signalOutstanding.removeValue(forKey: sample.pointee.tid)?.owedTicks ?? 0)
             ss_buffer_advance()
+        }
+    }
+
+    /// Hands one sample to every consumer; in wall mode it also stands for `owedTicks` more ticks.
+    private func consume(_ sample: UnsafePointer<ss_sample>, owedTicks: Int) {
+        let tid = sample.pointee.tid
+        let stack = aggregator.record(sample)
+        if sample.pointee.cpu_ns >= 0 { cpuWhenStackKnown[tid] = sample.pointee.cpu_ns }
+        for _ in 0..<max(1, Int(sample.pointee.periods)) { stream?.sample(stack, at: sample.pointee.time_ns, threads: aggregator.threads) }
+        invocations?.record(sample, thread: stack.thread)
+        repeatLast(tid, at: sample.pointee.time_ns, times: owedTicks)
+    }
+
+    /// Counts the last stack of `tid` `times` more (ticks it stood for without a new sample).
+    private func repeatLast(_ tid: Int32, at now: UInt64, times: Int) {
+        for _ in 0..<times {
+            guard let stack = aggregator.repeatLast(tid, at: now) else { return }
+            stream?.sample(stack, at: now, threads: aggregator.threads)
+            invocations?.repeatLast(thread: stack.thread, at: now)
         }
     }
 
@@ -230,7 +238,6 @@ final class SamplerThread: @unchecked Sendable {
             cpuWhenStackKnown[tid] = nil
             takenAtMaskCheck[tid] = nil
             signalOutstanding[tid] = nil
-            blockedAtLastTick[tid] = nil
         }
         let checkMasks = now &- lastMaskCheck >= Self.maskCheckIntervalNanoseconds
         if checkMasks { lastMaskCheck = now }
@@ -267,26 +274,13 @@ final class SamplerThread: @unchecked Sendable {
         }
     }
 
-    /// Whether a thread that used a little CPU since the last tick is still where it was last
-    /// sampled. A little may be just the handler of the last signal, or the last microseconds
-    /// of its work before it blocked somewhere else (which would leave its last stack stale for
-    /// as long as it blocks): it is still only if it is blocked in the same system call, with
-    /// the same stack pointer and PC, as when last looked at.
-    private func isStill(_ tid: Int32) -> Bool {
-        let position = ThreadDirectory.blockedPosition(of: tid)
-        defer { blockedAtLastTick[tid] = position }
-        return position != nil && position == blockedAtLastTick[tid]
-    }
-
-    /// Wall mode: one sample of every attached thread. A thread that used (next to) no CPU
-    /// since its stack was last known has not moved: its last stack is counted again, without
-    /// a signal (a signal would end a sleep or poll early with EINTR). One that used less than
-    /// half a period and is blocked where it was is counted again too. Every other thread is
-    /// signalled, unless its last signal has not produced its sample yet; where it is blocked
-    /// then is remembered, so a sleeper is signalled while asleep only to learn where it sleeps.
+    /// Wall mode: one sample of every attached thread. A thread that used (next to) no CPU since
+    /// its stack was last known has not moved: its last stack is counted again. One blocked in a
+    /// system call is never signalled (the signal would end a sleep or poll early with EINTR):
+    /// its stack is walked from where the kernel shows it blocked (`BlockedThreadWalker`). Only a
+    /// running thread is signalled, unless its last signal has not produced its sample yet.
     /// `due` ticks are counted: more than one after a late wake, each with the stack found now.
     private func tick(at now: UInt64, due: Int) {
-        let partRun = Int64(configuration.periodNanoseconds / 2)
         for tid in attachedThreads() {
             if let sent = signalOutstanding[tid]?.sentAt, now &- sent < Self.outstandingSignalNanoseconds {
                 signalOutstanding[tid]?.owedTicks += due
@@ -294,25 +288,17 @@ final class SamplerThread: @unchecked Sendable {
             }
             let cpu = ss_thread_cpu_time_ns(tid)
             guard cpu >= 0 else { continue }
-            guard let known = cpuWhenStackKnown[tid], aggregator.hasStack(tid) else {
-                blockedAtLastTick[tid] = ThreadDirectory.blockedPosition(of: tid)
-                signal(tid, at: now, due: due)
-                continue
-            }
-            let used = cpu - known
-            // A thread that really ran may have left and come back to the same call: where it
-            // blocked before says nothing about where it is now.
-            if used >= partRun { blockedAtLastTick[tid] = nil }
-            if used < Self.unmovedNanoseconds || (used < partRun && isStill(tid)) {
+            if let known = cpuWhenStackKnown[tid], aggregator.hasStack(tid), cpu - known < Self.unmovedNanoseconds {
                 cpuWhenStackKnown[tid] = cpu
-                for _ in 0..<due {
-                    guard let stack = aggregator.repeatLast(tid, at: now) else { break }
-                    stream?.sample(stack, at: now, threads: aggregator.threads)
-                    invocations?.repeatLast(thread: stack.thread, at: now)
-                }
+                repeatLast(tid, at: now, times: due)
                 continue
             }
-            signal(tid, at: now, due: due)
+            switch blockedWalker.look(at: tid, cpu: cpu, now: now) {
+            case .running: signal(tid, at: now, due: due)
+            case .walked: consume(blockedWalker.sample, owedTicks: due - 1)
+            case .unsettled: repeatLast(tid, at: now, times: due)
+            case .gone: break
+            }
         }
     }
 

@@ -19,16 +19,4 @@ enum ThreadDirectory {
         guard let text = FileIO.readProcText("/proc/self/task/\(tid)/comm", limit: 64) else { return nil }
         return text.hasSuffix("\n") ? String(text.dropLast()) : text
     }
-
-    /// Where the thread is blocked: its `/proc` syscall line (call number, arguments, stack pointer
-    /// and PC), or nil while it runs or once it has exited.
-    /// The kernel sometimes answers `running` for a thread caught changing state; one more
-    /// read settles most of those.
-    static func blockedPosition(of tid: Int32) -> String? {
-        for _ in 0..<2 {
-            guard let text = FileIO.readProcText("/proc/self/task/\(tid)/syscall", limit: 256), !text.isEmpty else { return nil }
-            if !text.hasPrefix("running") { return text }
-        }
-        return nil
-    }
 }

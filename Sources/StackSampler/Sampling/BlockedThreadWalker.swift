@@ -1,0 +1,97 @@
+import CEngine
+
+/// Wall mode: the stack of a thread blocked in a system call, found without signalling it.
+///
+/// A handled signal makes `nanosleep`, `poll`, `epoll_wait`, `select`, `sigtimedwait` and others
+/// return early with EINTR, whatever SA_RESTART says. So a blocked thread is never signalled:
+/// the kernel shows the stack pointer and PC it blocked at (`/proc/self/task/TID/syscall`), its
+/// stack is in this process's memory, and the engine's unwind tables walk it from there, reading
+/// memory with `process_vm_readv` (which fails instead of faulting). Only those two registers
+/// are known: a frame whose caller is found through its frame pointer (code built with frame
+/// pointers) ends the walk unless a callee on the stack saved that pointer, and the sample is
+/// then counted as ended early, with the frames found so far. The thread must still be blocked at
+/// the same place, with the same CPU time, after the walk; otherwise the walk is not used.
+final class BlockedThreadWalker {
+    /// Where a thread is blocked, as the kernel shows it.
+    struct Position: Equatable {
+        var text: String
+        var stackPointer: UInt
+        var programCounter: UInt
+    }
+
+    /// What a look at a thread found.
+    enum Look {
+        /// Running (or caught changing state): it may be signalled.
+        case running
+        /// Blocked; its stack was walked into the sample buffer (`sample`).
+        case walked(Position)
+        /// Blocked but moving: the walk could not be checked; neither signal nor sample it now.
+        case unsettled
+        /// Exited.
+        case gone
+    }
+
+    private let capacity: Int
+    private let buffer: UnsafeMutableRawPointer
+    private let pages = UnsafeMutablePointer<ss_page_cache>.allocate(capacity: 1)
+
+    /// The last walked sample, valid until the next `look`.
+    var sample: UnsafePointer<ss_sample> { UnsafePointer(buffer.assumingMemoryBound(to: ss_sample.self)) }
+
+    init(maxDepth: Int) {
+        capacity = maxDepth
+        buffer = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<ss_sample>.size + maxDepth * MemoryLayout<UInt>.size,
+                                                  alignment: MemoryLayout<ss_sample>.alignment)
+    }
+
+    deinit {
+        buffer.deallocate()
+        pages.deallocate()
+    }
+
+    /// Where `tid` is blocked now: nil while it runs, `.some(nil)` once it has exited. The kernel
+    /// sometimes answers `running` for a thread caught changing state; one more read settles most.
+    static func position(of tid: Int32) -> Position?? {
+        var read = FileIO.readProcText("/proc/self/task/\(tid)/syscall", limit: 256)
+        if read?.hasPrefix("running") == true { read = FileIO.readProcText("/proc/self/task/\(tid)/syscall", limit: 256) }
+        guard let text = read, !text.isEmpty else { return .some(nil) }
+        if text.hasPrefix("running") { return nil }
+        // "NR ARG1 … ARG6 SP PC", or "-1 SP PC" when blocked outside a system call.
+        let words = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard words.count >= 3, let sp = UInt(hex: words[words.count - 2]), let pc = UInt(hex: words[words.count - 1]), sp != 0, pc != 0
+        else { return nil }
+        return .some(Position(text: text, stackPointer: sp, programCounter: pc))
+    }
+
+    /// Looks at `tid`, whose CPU time is `cpu`: if it is blocked, walks its stack into `sample`
+    /// (time `now`) and checks it stayed put meanwhile.
+    func look(at tid: Int32, cpu: Int64, now: UInt64) -> Look {
+        guard let found = Self.position(of: tid) else { return .running }
+        guard let before = found else { return .gone }
+        pages.initialize(to: ss_page_cache())
+        let frames = UnsafeMutablePointer(mutating: ss_sample_frames(buffer))
+        var outcome: Int32 = 0
+        let count = ss_unwind_stack(before.programCounter, before.stackPointer, 0, 0, ss_read_memory_paged, pages,
+                                    frames, Int32(capacity), &outcome)
+        guard let after = Self.position(of: tid), after == before, ss_thread_cpu_time_ns(tid) == cpu, count > 0 else { return .unsettled }
+        var flags = UInt16(SS_SAMPLE_WITHOUT_SIGNAL)
+        if outcome == Int32(SS_WALK_TRUNCATED) { flags |= UInt16(SS_SAMPLE_TRUNCATED) }
+        if outcome == Int32(SS_WALK_ENDED_EARLY) { flags |= UInt16(SS_SAMPLE_UNWIND_FAILED) }
+        let header = buffer.assumingMemoryBound(to: ss_sample.self)
+        header.pointee.time_ns = now
+        header.pointee.cpu_ns = cpu
+        header.pointee.tid = tid
+        header.pointee.depth = UInt16(count)
+        header.pointee.flags = flags
+        header.pointee.periods = 1
+        return .walked(before)
+    }
+}
+
+private extension UInt {
+    /// Parses `0x…` hexadecimal as the kernel writes it.
+    init?(hex: Substring) {
+        guard hex.hasPrefix("0x") else { return nil }
+        self.init(hex.dropFirst(2), radix: 16)
+    }
+}
