@@ -41,6 +41,11 @@ enum TestProgram: String, CaseIterable, Sendable {
     case cAPI = "c_api"
     /// Built with DWARF (`-g`); CPU in `hot_function`, in code inlined from `inner_helper` and `burn_cpu`.
     case inlined
+    /// Sets a SIGPROF handler with the way named by its argument (sigset, sysv_signal…) and reports what it saw.
+    case dispositionSetters = "disposition_setters"
+    /// Signals meeting the signal machinery half-way: siginterrupt, a bad sigaction pointer,
+    /// concurrent sigaction writers, SIGSEGV sent during samples.
+    case signalRaces = "signal_races"
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -58,8 +63,8 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .matrix: ["swiftc", "-O"]
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
-        case .threads, .deep, .sleepers, .churn, .stall: ["gcc", "-O2", "-pthread"]
-        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations: ["gcc", "-O2"]
+        case .threads, .deep, .sleepers, .churn, .stall, .signalRaces: ["gcc", "-O2", "-pthread"]
+        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .dispositionSetters: ["gcc", "-O2"]
         case .cAPI: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .inlined: ["gcc", "-O2", "-g"]
         }
