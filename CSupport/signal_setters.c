@@ -41,6 +41,18 @@ static int set_handler(int signo, sighandler_t handler, int flags, int mask_self
     return sigaction(signo, &action, previous);
 }
 
+/* signal() and sysv_signal() on a virtualized signal: SIG_ERR refused, then
+ * set_handler; the old handler returned, or SIG_ERR. */
+static sighandler_t replace_handler(int signo, sighandler_t handler, int flags, int mask_self) {
+    if (handler == SIG_ERR) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    struct sigaction previous;
+    if (set_handler(signo, handler, flags, mask_self, &previous) != 0) return SIG_ERR;
+    return previous.sa_handler;
+}
+
 /* glibc's __bsd_signal: the signal blocked in its handler, system calls
  * restarted unless siginterrupt said otherwise. */
 sighandler_t signal(int signo, sighandler_t handler) {
@@ -49,14 +61,7 @@ sighandler_t signal(int signo, sighandler_t handler) {
         __typeof__(&signal) libc = libc_function("signal", &cache);
         return libc ? libc(signo, handler) : SIG_ERR;
     }
-    if (handler == SIG_ERR) {
-        errno = EINVAL;
-        return SIG_ERR;
-    }
-    int flags = atomic_load(&interrupting) & signal_bit(signo) ? 0 : SA_RESTART;
-    struct sigaction previous;
-    if (set_handler(signo, handler, flags, 1, &previous) != 0) return SIG_ERR;
-    return previous.sa_handler;
+    return replace_handler(signo, handler, atomic_load(&interrupting) & signal_bit(signo) ? 0 : SA_RESTART, 1);
 }
 
 /* glibc's names for the same function as signal. */
@@ -71,13 +76,7 @@ sighandler_t sysv_signal(int signo, sighandler_t handler) {
         __typeof__(&sysv_signal) libc = libc_function("sysv_signal", &cache);
         return libc ? libc(signo, handler) : SIG_ERR;
     }
-    if (handler == SIG_ERR) {
-        errno = EINVAL;
-        return SIG_ERR;
-    }
-    struct sigaction previous;
-    if (set_handler(signo, handler, SA_ONESHOT | SA_NOMASK | SA_INTERRUPT, 0, &previous) != 0) return SIG_ERR;
-    return previous.sa_handler;
+    return replace_handler(signo, handler, SA_ONESHOT | SA_NOMASK | SA_INTERRUPT, 0);
 }
 
 /* The name <signal.h> gives sysv_signal in X/Open mode. */
