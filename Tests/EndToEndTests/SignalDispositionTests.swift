@@ -61,6 +61,21 @@ extension EndToEnd {
             }
         }
 
+        /// The program's SIGPROF handler, set with sigaction and no SA_RESTART, must interrupt a
+        /// read of an empty pipe with EINTR although the profiler's handler is the one installed
+        /// (the kernel restarts by the installed action's flags).
+        @Test("the program's SA_RESTART choice holds for the profiler's own signal", arguments: ["cpu", "wall"])
+        func noRestartOnProfilersSignal(mode: String) throws {
+            let runs = try Self.runThreeWays(
+                .signalRaces, ["interrupt-sigprof"], settings: ["STACKSAMPLER_MODE": mode, "STACKSAMPLER_PERIOD": "1ms"],
+                label: "no-restart-sigprof-\(mode)")
+            #expect(runs.plain.stdout.contains("read EINTR"), "\(runs.plain)")
+            for run in [runs.idle, runs.profiled.process] {
+                #expect(run.termination == .exited(0), "status 5: the read was restarted and never returned. \(run)")
+                #expect(run.stdout == runs.plain.stdout, "\(run)")
+            }
+        }
+
         /// sigaction(SIGSEGV, <unmapped>, NULL) faults while libc reads the action and dies of
         /// SIGSEGV. The profiler handles SIGSEGV: it must read the action before it locks
         /// anything, or its own fault handler waits for that lock forever.

@@ -2,6 +2,8 @@
  *   interrupt    siginterrupt(SIGALRM, 1); signal(SIGALRM, handler); alarm(1); read() of an
  *                empty pipe: prints `read EINTR` when the alarm interrupts it (as libc
  *                promises), `read restarted` never (it would block for good).
+ *   interrupt-sigprof  the same with SIGPROF, the profiler's own signal, its handler set with
+ *                sigaction without SA_RESTART, sent by a thread after 1 s.
  *   bad-pointer  sigaction(SIGSEGV, <unmapped address>, NULL): dies of SIGSEGV, as libc does
  *                when it reads the action.
  *   writers      a SIGPROF handler of its own fed by ITIMER_PROF at 1 kHz while both the main
@@ -45,12 +47,34 @@ static void *watchdog(void *unused) {
 
 static void on_alarm(int signo) { (void)signo; }
 
-static int interrupt_read(void) {
+static pid_t main_tid;
+
+/* Sends SIGPROF to the main thread after 1 s, as a profiler's timer could. */
+static void *send_sigprof_later(void *unused) {
+    (void)unused;
+    sleep(1);
+    syscall(SYS_tgkill, getpid(), main_tid, SIGPROF);
+    return NULL;
+}
+
+/* A handler for `signo` that does not restart system calls, set with siginterrupt and
+ * signal() (SIGALRM) or with sigaction and no SA_RESTART (SIGPROF); the signal arrives in 1 s. */
+static int interrupt_read(int signo) {
     int pipe_ends[2];
     if (pipe(pipe_ends) != 0) return 4;
-    siginterrupt(SIGALRM, 1);
-    signal(SIGALRM, on_alarm);
-    alarm(1);
+    if (signo == SIGALRM) {
+        siginterrupt(signo, 1);
+        signal(signo, on_alarm);
+        alarm(1);
+    } else {
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_handler = on_alarm;
+        sigemptyset(&action.sa_mask);
+        sigaction(signo, &action, NULL);
+        pthread_t sender;
+        pthread_create(&sender, NULL, send_sigprof_later, NULL);
+    }
     char byte;
     ssize_t got = read(pipe_ends[0], &byte, 1);
     printf("read %s\n", got < 0 && errno == EINTR ? "EINTR" : "restarted");
@@ -107,7 +131,6 @@ static int writers(double seconds) {
 
 static _Atomic int received;
 static _Atomic int spinning = 1;
-static pid_t main_tid;
 
 static volatile uint64_t depth_sink;
 
@@ -160,7 +183,6 @@ static int user_segv(double seconds) {
     action.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&action.sa_mask);
     sigaction(SIGSEGV, &action, NULL);
-    main_tid = (pid_t)syscall(SYS_gettid);
     pthread_t sender;
     pthread_create(&sender, NULL, send_segv, &seconds);
     fprintf(stderr, "checksum %016llx\n", (unsigned long long)spin_deep(5000));
@@ -174,7 +196,9 @@ int main(int argc, char **argv) {
     pthread_create(&guard, NULL, watchdog, NULL);
     const char *scenario = argc > 1 ? argv[1] : "interrupt";
     const double seconds = argc > 2 ? strtod(argv[2], NULL) : 1.0;
-    if (strcmp(scenario, "interrupt") == 0) return interrupt_read();
+    main_tid = (pid_t)syscall(SYS_gettid);
+    if (strcmp(scenario, "interrupt") == 0) return interrupt_read(SIGALRM);
+    if (strcmp(scenario, "interrupt-sigprof") == 0) return interrupt_read(SIGPROF);
     if (strcmp(scenario, "bad-pointer") == 0) return bad_pointer();
     if (strcmp(scenario, "writers") == 0) return writers(seconds);
     if (strcmp(scenario, "user-segv") == 0) return user_segv(seconds);
