@@ -90,8 +90,10 @@ void ss_registry_stop_all(void);
 void ss_registry_forget_after_fork(void);
 
 /* signal_hooks.c: the real sigaction; ss_signal_take installs `handler` on
- * `signo` and remembers the program's action there, to chain to it. */
+ * `signo` and remembers the program's action there, to chain to it;
+ * ss_signal_is_virtualized says whether `signo` was taken so. */
 int ss_real_sigaction(int signo, const struct sigaction *action, struct sigaction *previous);
+int ss_signal_is_virtualized(int signo);
 int ss_signal_take(int signo, void (*handler)(int, siginfo_t *, void *));
 void ss_chain_to_program(int signo, siginfo_t *info, void *context);
 

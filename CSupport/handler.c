@@ -26,6 +26,9 @@ static SS_TLS int32_t tls_tid;
 /* Where a fault inside the unwinder returns to: the sample ends there. */
 static SS_TLS sigjmp_buf unwind_escape;
 static SS_TLS volatile sig_atomic_t unwinding;
+/* SIGSEGV and SIGBUS sent by a process during an unwind, kept back until the
+ * sample ends (si_signo 0: none). */
+static SS_TLS siginfo_t deferred_faults[2];
 
 static _Atomic int handler_active;
 static _Atomic uint64_t foreign_signals;
@@ -151,10 +154,22 @@ static void record_sample(const ucontext_t *context, const siginfo_t *info) {
     count_handler_time(ss_now_ns() - entered);
 }
 
+/* Sends again, now that the sample is over, the faults on_fault kept back
+ * (the thread's own process may give any si_code). */
+static void deliver_deferred_faults(void) {
+    for (int i = 0; i < 2; i++) {
+        if (!deferred_faults[i].si_signo) continue;
+        siginfo_t info = deferred_faults[i];
+        deferred_faults[i].si_signo = 0;
+        syscall(SYS_rt_tgsigqueueinfo, own_pid, ss_current_tid(), info.si_signo, &info);
+    }
+}
+
 static void on_sample_signal(int signo, siginfo_t *info, void *context) {
     int saved_errno = errno;
     if (is_own_signal(info)) {
         if (atomic_load_explicit(&handler_active, memory_order_relaxed) && !ss_tls_excluded) record_sample(context, info);
+        deliver_deferred_faults();
     } else {
         atomic_fetch_add_explicit(&foreign_signals, 1, memory_order_relaxed);
         errno = saved_errno;
@@ -179,11 +194,19 @@ static int choose_signal(int preferred) {
     return -1;
 }
 
-/* A fault while unwinding ends that sample; any other goes to the program. */
+/* A fault the kernel raised while unwinding (si_code > 0) ends that sample.
+ * One sent by a process (kill, tgkill, sigqueue: si_code <= 0) is as
+ * asynchronous as any signal the handler blocks: it waits for the sample's
+ * end, like those, and then goes to the program with its siginfo as sent.
+ * Any other goes to the program. */
 static void on_fault(int signo, siginfo_t *info, void *context) {
-    if (unwinding) {
+    if (unwinding && info->si_code > 0) {
         unwinding = 0;
         siglongjmp(unwind_escape, 1);
+    }
+    if (unwinding) {
+        deferred_faults[signo == SIGBUS] = *info;
+        return;
     }
     int saved_errno = errno;
     ss_chain_to_program(signo, info, context);

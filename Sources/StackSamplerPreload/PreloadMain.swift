@@ -125,12 +125,11 @@ private func write(_ profile: Profile, of session: PreloadSession, named: (Strin
 }
 
 private func writeText(_ text: String, to path: String) {
-    guard let file = fopen(path, "w") else {
-        report("cannot write the summary to \(path): \(String(cString: strerror(errno)))")
-        return
+    do {
+        try FileIO.write(Array(text.utf8), to: path)
+    } catch {
+        report("cannot write the summary: \(error)")
     }
-    fputs(text, file)
-    fclose(file)
 }
 
 private func report(_ message: String) {

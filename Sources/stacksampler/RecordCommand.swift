@@ -73,6 +73,18 @@ struct RecordCommand: ParsableCommand {
         command.first == "--" ? Array(command.dropFirst()) : command
     }
 
+    /// A new directory for this run's summaries and raw streams, in the temporary directory:
+    /// made by mkdtemp, so it is this user's alone (0700) and never one that already existed.
+    private func makeScratchDirectory() throws -> URL {
+        let temporary = FileManager.default.temporaryDirectory
+        var template = Array(temporary.appendingPathComponent("stacksampler-XXXXXX").path.utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            printError("cannot create a scratch directory in \(temporary.path): \(String(cString: strerror(errno)))")
+            throw ExitCode(1)
+        }
+        return URL(fileURLWithPath: String(cString: made), isDirectory: true)
+    }
+
     func run() throws {
         guard let executable = ExecutableLookup.find(arguments[0]) else {
             printError("command not found: \(arguments[0])")
@@ -82,8 +94,7 @@ struct RecordCommand: ParsableCommand {
         let targets = output.targets(fallback: ["stacksampler.folded"]).map {
             OutputTarget(path: URL(fileURLWithPath: $0.path).standardizedFileURL.path, format: $0.format)
         }
-        let summaryDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("stacksampler-\(getpid())")
-        try FileManager.default.createDirectory(at: summaryDirectory, withIntermediateDirectories: true)
+        let summaryDirectory = try makeScratchDirectory()
         defer { try? FileManager.default.removeItem(at: summaryDirectory) }
         let summaryPattern = summaryDirectory.appendingPathComponent("summary-%p").path
 

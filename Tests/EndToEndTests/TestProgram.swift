@@ -70,6 +70,11 @@ enum TestProgram: String, CaseIterable, Sendable {
     case crash
     /// Swift; prints its caught-signal mask (the Swift runtime's crash backtracer's handlers).
     case swiftSignals = "swift_signals"
+    /// Sets a SIGPROF handler with the way named by its argument (sigset, sysv_signal…) and reports what it saw.
+    case dispositionSetters = "disposition_setters"
+    /// Signals meeting the signal machinery half-way: siginterrupt, a bad sigaction pointer,
+    /// concurrent sigaction writers, SIGSEGV sent during samples.
+    case signalRaces = "signal_races"
 
     /// The source file, relative to Tests/Programs.
     private var source: String {

@@ -13,9 +13,7 @@ final class StallReporter {
             descriptor = nil
             return
         }
-        let opened = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
-        guard opened >= 0 else { throw .outputFailed(path: path, reason: String(cString: strerror(errno))) }
-        descriptor = opened
+        descriptor = try FileIO.createFresh(path, flags: O_APPEND)
     }
 
     deinit {

@@ -22,10 +22,10 @@ final class RawStreamWriter {
     private var moduleGeneration: UInt64 = 0
     private(set) var writeError: String?
 
-    /// Opens (creates, truncates) `path`; not inherited across exec.
+    /// Creates `path` afresh (see `FileIO.createFresh`: a symlink there is replaced, never
+    /// followed); not inherited across exec.
     init(path: String) throws(ProfilerError) {
-        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw .outputFailed(path: path, reason: String(cString: strerror(errno))) }
+        descriptor = try FileIO.createFresh(path)
     }
 
     deinit { close(descriptor) }

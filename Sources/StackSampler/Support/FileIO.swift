@@ -1,7 +1,7 @@
 import Glibc
 
 /// Small file reads and writes over the C library (this module does not use Foundation).
-enum FileIO {
+public enum FileIO {
     /// The whole content of a small file (for example under /proc), or nil if it cannot be read.
     static func readText(_ path: String, limit: Int = 1 << 22) -> String? {
         readBytes(path, limit: limit).map { String(decoding: $0, as: UTF8.self) }
@@ -41,12 +41,71 @@ enum FileIO {
         return bytes
     }
 
-    /// Writes `bytes` to `path`, replacing it.
-    static func write(_ bytes: [UInt8], to path: String) throws(ProfilerError) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    /// Writes `bytes` to `path`, replacing it. The bytes go to a new file beside it, which is
+    /// then renamed over `path`: a symlink named `path` is replaced, never followed, and a
+    /// reader never sees half a file. The new file's mode is 0644 less the umask.
+    public static func write(_ bytes: [UInt8], to path: String) throws(ProfilerError) {
+        if let device = try openIfNotRegular(path) {
+            defer { close(device) }
+            if let failure = write(bytes, toDescriptor: device) { throw .outputFailed(path: path, reason: failure) }
+            return
+        }
+        let (descriptor, temporary) = try createBeside(path)
+        let failure = write(bytes, toDescriptor: descriptor)
+        close(descriptor)
+        if let failure {
+            unlink(temporary)
+            throw .outputFailed(path: path, reason: failure)
+        }
+        guard rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw .outputFailed(path: path, reason: reason)
+        }
+    }
+
+    /// A file of its own for a stream written while the program runs: whatever is named `path`
+    /// (a file of an earlier run, a symlink) is unlinked, and a new file is created there with
+    /// O_EXCL and O_NOFOLLOW, so nothing that appears in between is followed either.
+    static func createFresh(_ path: String, flags: Int32 = 0) throws(ProfilerError) -> Int32 {
+        if let device = try openIfNotRegular(path, flags: flags) { return device }
+        for _ in 0..<3 {
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | flags, 0o644)
+            if descriptor >= 0 { return descriptor }
+            guard errno == EEXIST, unlink(path) == 0 || errno == ENOENT else { break }
+        }
+        throw .outputFailed(path: path, reason: String(cString: strerror(errno)))
+    }
+
+    /// `path` opened for writing in place when it names, through any symlinks, something that
+    /// exists and is not a regular file (`/dev/null`, `/dev/stdout`, a pipe): replacing that
+    /// would be wrong, and writing to it truncates nothing. Nil for anything else; throws if
+    /// such a thing cannot be opened.
+    private static func openIfNotRegular(_ path: String, flags: Int32 = 0) throws(ProfilerError) -> Int32? {
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG else { return nil }
+        let descriptor = open(path, O_WRONLY | O_CLOEXEC | flags)
         guard descriptor >= 0 else { throw .outputFailed(path: path, reason: String(cString: strerror(errno))) }
-        defer { close(descriptor) }
-        if let failure = write(bytes, toDescriptor: descriptor) { throw .outputFailed(path: path, reason: failure) }
+        // Checked again on what was opened: the name may have changed since.
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT != S_IFREG else {
+            close(descriptor)
+            return nil
+        }
+        return descriptor
+    }
+
+    /// A new file in the directory of `path`, named after it, opened for writing, and its name.
+    private static func createBeside(_ path: String) throws(ProfilerError) -> (Int32, String) {
+        var attempt = 0
+        while true {
+            let temporary = "\(path).\(getpid())-\(attempt).tmp"
+            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            if descriptor >= 0 { return (descriptor, temporary) }
+            attempt += 1
+            guard errno == EEXIST, attempt < 100 else {
+                throw .outputFailed(path: path, reason: String(cString: strerror(errno)))
+            }
+        }
     }
 
     /// Writes all of `bytes` to an open file; nil on success, else why it failed.
