@@ -12,6 +12,8 @@ final class SamplerThread: @unchecked Sendable {
     /// CPU time a thread can use without having moved: returning from the handler into the call
     /// it was in. More than that, and it is looked at again (signalled, or walked if blocked).
     private static let unmovedNanoseconds: Int64 = 5_000
+    /// Looks at a mostly sleeping thread caught running before it is signalled (see `tick`).
+    private static let sleeperRetries = 5
     /// A signal whose sample has not arrived by then is taken as lost (dropped, or a thread that blocks it).
     private static let outstandingSignalNanoseconds: UInt64 = 100_000_000
     /// In cpu mode the sampler only drains, as seldom as the buffer allows: CPU timers fire at
@@ -293,13 +295,32 @@ final class SamplerThread: @unchecked Sendable {
                 repeatLast(tid, at: now, times: due)
                 continue
             }
-            switch blockedWalker.look(at: tid, cpu: cpu, now: now) {
+            // A thread that ran for less than half a period since its last sample mostly sleeps:
+            // caught running, it is most likely on its way into its next sleep (in the kernel
+            // already, where a signal would end that sleep with EINTR). It is looked at again for
+            // a few microseconds, and walked once it blocks.
+            let sleeper = cpuWhenStackKnown[tid].map { cpu - $0 < Int64(configuration.periodNanoseconds / 2) } ?? true
+            switch look(at: tid, cpu: cpu, now: now, retries: sleeper ? Self.sleeperRetries : 0) {
             case .running: signal(tid, at: now, due: due)
             case .walked: consume(blockedWalker.sample, owedTicks: due - 1)
             case .unsettled: repeatLast(tid, at: now, times: due)
             case .gone: break
             }
         }
+    }
+
+    /// Looks at a thread up to `retries` more times, 10 us apart, while it runs.
+    private func look(at tid: Int32, cpu: Int64, now: UInt64, retries: Int) -> BlockedThreadWalker.Look {
+        var found = blockedWalker.look(at: tid, cpu: cpu, now: now)
+        for _ in 0..<retries {
+            guard case .running = found else { break }
+            var pause = timespec(tv_sec: 0, tv_nsec: 10_000)
+            nanosleep(&pause, nil)
+            let moved = ss_thread_cpu_time_ns(tid)
+            guard moved >= 0 else { return .gone }
+            found = blockedWalker.look(at: tid, cpu: moved, now: now)
+        }
+        return found
     }
 
     /// Signals `tid` for a sample that stands for `due` ticks.
