@@ -86,12 +86,25 @@ static int read_counters(struct dl_phdr_info *info, size_t size, void *data) {
     return 1;
 }
 
+/* Whether the module holds the engine itself (its pthread_create and thread trampoline are on
+ * the stacks of threads created while sampling). */
+static int holds_engine(const struct dl_phdr_info *info) {
+    uintptr_t engine = (uintptr_t)&ss_module_cache_prepare;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + segment->p_vaddr;
+        if (segment->p_type == PT_LOAD && engine >= start && engine - start < segment->p_memsz) return 1;
+    }
+    return 0;
+}
+
 /* The modules nearly every stack runs through, compiled at once when the engine starts:
  * the executable (listed first), libc (thread roots, system call wrappers), the loader
- * (lazy binding) and the vDSO. */
+ * (lazy binding), the vDSO and the engine's own (the trampoline of every new thread). */
 static int is_core_module(const struct dl_phdr_info *info, int first) {
     const char *name = info->dlpi_name ? info->dlpi_name : "";
-    return first || strstr(name, "/libc.so") || strstr(name, "/ld-linux") || strncmp(name, "linux-vdso", 10) == 0;
+    return first || strstr(name, "/libc.so") || strstr(name, "/ld-linux") || strncmp(name, "linux-vdso", 10) == 0 ||
+           holds_engine(info);
 }
 
 /* What a pass of note_module compiles. */

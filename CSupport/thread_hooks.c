@@ -1,6 +1,6 @@
 /*
  * pthread_create interposition: a new thread is attached, with its timer
- * armed, before it runs a line of user code. In the preload library this definition
+ * armed, before it runs a line of user code, and detached as it ends. In the preload library this definition
  * comes ahead of libc's; in a program linking the library it does as well.
  */
 #define _GNU_SOURCE
@@ -23,11 +23,23 @@ static pthread_create_fn real_pthread_create(void) {
     return (pthread_create_fn)ss_next_symbol("pthread_create", &real);
 }
 
+/* Deletes the thread's timer as it ends (return, pthread_exit or cancellation) rather than at
+ * the sampler's next scan: a timer of an exited thread never fires again but holds a timer slot
+ * and a queued-signal slot (RLIMIT_SIGPENDING) until deleted. */
+static void detach_ending_thread(void *unused) {
+    (void)unused;
+    ss_thread_detach(ss_current_tid());
+}
+
 static void *stacksampler_thread_trampoline(void *opaque) {
     thread_start start = *(thread_start *)opaque;
     free(opaque);
     if (ss_engine_running()) ss_thread_attach(ss_current_tid(), 1);
-    return start.start(start.argument);
+    void *result;
+    pthread_cleanup_push(detach_ending_thread, NULL);
+    result = start.start(start.argument);
+    pthread_cleanup_pop(1);
+    return result;
 }
 
 int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*start)(void *), void *argument) {

@@ -19,6 +19,19 @@ extension EndToEnd {
             #expect(try run.profile().totalSamples > 0)
         }
 
+        /// A thread's timer is deleted as the thread ends, not at the sampler's next scan (100 ms
+        /// later): `pthread_join` has returned for every thread when the program counts, with no wait.
+        @Test("a thread's timer is gone once pthread_join returns")
+        func timersDeletedAtThreadEnd() throws {
+            let directory = try ScratchDirectory.make("churn-no-wait")
+            let run = try ProfiledRun.preload(
+                .churn, ["500", "0"], settings: ["STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-"], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            let start = try #require(ProgramOutput.integer("timers_start", in: run.process.stdout))
+            let end = try #require(ProgramOutput.integer("timers_end", in: run.process.stdout))
+            #expect(end == start, "timers at start \(start), right after the last join \(end)")
+        }
+
         /// Threads far shorter than the period and the scheduler tick: each one's first expiry is
         /// random, so together they get a sample per period of their CPU. 200 µs each rather than
         /// the 100 µs doubles the expected count (about 225), so that ±25 % is about four

@@ -234,7 +234,9 @@ final class SamplerThread: @unchecked Sendable {
         let unattached = live.subtracting(attached)
         for tid in unattached where initial || unattachedAtLastScan.contains(tid) { _ = ss_thread_attach(tid, 0) }
         unattachedAtLastScan = initial ? [] : unattached
-        for tid in attached where !live.contains(tid) {
+        // Threads created through pthread_create detach themselves as they end: they are known
+        // to the aggregator only.
+        for tid in attached.union(aggregator.liveThreadIDs) where !live.contains(tid) {
             ss_thread_detach(tid)
             if let thread = aggregator.threadEnded(tid) { invocations?.threadEnded(thread: thread) }
             cpuWhenStackKnown[tid] = nil

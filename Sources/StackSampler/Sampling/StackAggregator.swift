@@ -59,6 +59,9 @@ struct StackAggregator: Sendable {
         return key
     }
 
+    /// Kernel ids of the live threads known so far.
+    var liveThreadIDs: Dictionary<Int32, Int>.Keys { threadIndexByTID.keys }
+
     /// Samples taken so far from live thread `tid`, or nil if it is not known.
     func takenSamples(_ tid: Int32) -> Int? {
         threadIndexByTID[tid].map { threads[$0].taken }
