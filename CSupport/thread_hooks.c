@@ -23,23 +23,31 @@ static pthread_create_fn real_pthread_create(void) {
     return (pthread_create_fn)ss_next_symbol("pthread_create", &real);
 }
 
-/* Deletes the thread's timer as it ends (return, pthread_exit or cancellation) rather than at
- * the sampler's next scan: a timer of an exited thread never fires again but holds a timer slot
- * and a queued-signal slot (RLIMIT_SIGPENDING) until deleted. */
+/* Deletes the thread's timer as it ends (return, pthread_exit or cancellation: the destructor of
+ * a thread-specific key) rather than at the sampler's next scan: a timer of an exited thread never
+ * fires again but holds a timer slot and a queued-signal slot (RLIMIT_SIGPENDING) until deleted.
+ * A key, not pthread_cleanup_push: its setjmp would give the trampoline a frame pointer, and a
+ * frame found through rbp at the root of every thread would end the walks of blocked threads. */
+static pthread_key_t ending_key;
+static pthread_once_t ending_key_once = PTHREAD_ONCE_INIT;
+static int ending_key_ready;
+
 static void detach_ending_thread(void *unused) {
     (void)unused;
     ss_thread_detach(ss_current_tid());
 }
 
+static void create_ending_key(void) { ending_key_ready = pthread_key_create(&ending_key, detach_ending_thread) == 0; }
+
 static void *stacksampler_thread_trampoline(void *opaque) {
     thread_start start = *(thread_start *)opaque;
     free(opaque);
-    if (ss_engine_running()) ss_thread_attach(ss_current_tid(), 1);
-    void *result;
-    pthread_cleanup_push(detach_ending_thread, NULL);
-    result = start.start(start.argument);
-    pthread_cleanup_pop(1);
-    return result;
+    if (ss_engine_running()) {
+        ss_thread_attach(ss_current_tid(), 1);
+        pthread_once(&ending_key_once, create_ending_key);
+        if (ending_key_ready) pthread_setspecific(ending_key, (void *)1);
+    }
+    return start.start(start.argument);
 }
 
 int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*start)(void *), void *argument) {
