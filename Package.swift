@@ -9,11 +9,8 @@ let lightSwift: [SwiftSetting] = [.unsafeFlags([
     "-Xfrontend", "-disable-implicit-string-processing-module-import",
 ])]
 
-/// Warnings on and C11 for the C engine; the engine builds clean under these. Without frame
-/// pointers: a thread blocked in a system call is walked from its stack pointer alone (wall mode),
-/// and a frame found through rbp (the pthread_create trampoline at the root of every thread
-/// created while sampling) would end that walk.
-let engineCFlags: [CSetting] = [.unsafeFlags(["-std=c11", "-Wall", "-Wextra", "-fomit-frame-pointer"])]
+/// Warnings on and C11 for the C engine; the engine builds clean under these.
+let engineCFlags: [CSetting] = [.unsafeFlags(["-std=c11", "-Wall", "-Wextra", "-fno-omit-frame-pointer"])]
 
 let package = Package(
     name: "StackSampler",

@@ -26,8 +26,10 @@ static pthread_create_fn real_pthread_create(void) {
 /* Deletes the thread's timer as it ends (return, pthread_exit or cancellation: the destructor of
  * a thread-specific key) rather than at the sampler's next scan: a timer of an exited thread never
  * fires again but holds a timer slot and a queued-signal slot (RLIMIT_SIGPENDING) until deleted.
- * A key, not pthread_cleanup_push: its setjmp would give the trampoline a frame pointer, and a
- * frame found through rbp at the root of every thread would end the walks of blocked threads. */
+ * A key, not pthread_cleanup_push: the trampoline must end in a tail call to the start routine,
+ * so that it is not on the stack. The engine is built with frame pointers, and a frame found
+ * through rbp at the root of every thread would end the wall-mode walks of blocked threads,
+ * which know only the stack pointer. */
 static pthread_key_t ending_key;
 static pthread_once_t ending_key_once = PTHREAD_ONCE_INIT;
 static int ending_key_ready;

@@ -122,8 +122,8 @@ int ss_unwind_stack(uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, ss_m
 
 __attribute__((noinline)) int ss_unwind_caller_stack(ss_memory_reader read, void *context, uintptr_t *frames, int capacity,
                                                      int *outcome) {
-    /* __builtin_frame_address gives this function a frame pointer: the caller's sp is just
-     * above our saved rbp and return address, and its rbp is the one saved. The walk starts inside the call
+    /* This file is built with frame pointers: the caller's sp is just above our saved rbp
+     * and return address, and its rbp is the one saved. The walk starts inside the call
      * instruction (return address - 1), whose rule is the caller's during the call. */
     uintptr_t *frame = __builtin_frame_address(0);
     uintptr_t return_address = (uintptr_t)__builtin_return_address(0);
