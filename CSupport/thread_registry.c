@@ -155,6 +155,18 @@ void ss_thread_detach(int32_t tid) {
     pthread_mutex_unlock(&registry_lock);
 }
 
+int ss_thread_timer_orphaned(int32_t tid) {
+    pthread_mutex_lock(&registry_lock);
+    attached_thread *thread = find(tid);
+    struct itimerspec left;
+    /* A CPU timer reads 0 left once the thread it was made for has exited, while a periodic
+     * timer of a live thread always has time left. */
+    int orphaned = thread && thread->timer_id >= 0 && syscall(SYS_timer_gettime, thread->timer_id, &left) == 0 &&
+                   left.it_value.tv_sec == 0 && left.it_value.tv_nsec == 0;
+    pthread_mutex_unlock(&registry_lock);
+    return orphaned;
+}
+
 size_t ss_thread_list(int32_t *tids, size_t capacity) {
     pthread_mutex_lock(&registry_lock);
     size_t count = thread_count;

@@ -95,6 +95,11 @@ int ss_thread_attach(int32_t tid, int replace);
 /** Stops sampling thread `tid` and deletes its timer. */
 void ss_thread_detach(int32_t tid);
 
+/** cpu mode: nonzero when `tid` is attached but its timer belongs to an earlier thread of the same
+ *  tid that has exited (a tid reused by a thread not created through pthread_create, before the
+ *  sampler's scan noticed): attach it again with `replace`. */
+int ss_thread_timer_orphaned(int32_t tid);
+
 /** Number of threads currently attached; fills up to `capacity` tids. */
 size_t ss_thread_list(int32_t *tids, size_t capacity);
 

@@ -25,6 +25,8 @@ enum TestProgram: String, CaseIterable, Sendable {
     case sleepers
     /// Thousands of short-lived threads; counts the process's POSIX timers.
     case churn
+    /// Two raw clone threads on the same tid (run as pid 1 of a new pid namespace): `first_spin`, then `reused_spin`.
+    case tidReuse = "tid_reuse"
     /// Forks children with known exit statuses, and one that execs /bin/true.
     case forker
     /// Execs itself in a chain, forks rounds of children (half exec), vforks, execs from a
@@ -96,7 +98,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .threads, .deep, .sleepers, .churn, .stall, .execer, .signalRaces: ["gcc", "-O2", "-pthread"]
-        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters: ["gcc", "-O2"]
+        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .inlined: ["gcc", "-O2", "-g"]

@@ -32,6 +32,26 @@ extension EndToEnd {
             #expect(end == start, "timers at start \(start), right after the last join \(end)")
         }
 
+        /// A tid reused by a thread that bypassed pthread_create (raw clone), before the sampler's
+        /// scan saw the first one go: the exited thread's CPU timer never fires again, so the new
+        /// thread used to get no sample at all. Run as pid 1 of a new pid namespace, where the
+        /// program can make the kernel hand out the same tid again.
+        @Test("a thread on a reused tid gets a timer of its own (cpu, 10 ms)")
+        func reusedTidIsSampled() throws {
+            let directory = try ScratchDirectory.make("tid-reuse")
+            let output = ProfiledRun.freshProfilePath(for: .tidReuse, in: directory)
+            let result = try ChildProcess.run(
+                "/usr/bin/unshare",
+                ["--pid", "--fork", "--mount-proc", "env", "LD_PRELOAD=" + (try BuildProducts.preloadLibrary()),
+                 "STACKSAMPLER_OUTPUT=" + output, "STACKSAMPLER_PERIOD=10ms", try TestProgram.tidReuse.executable()],
+                in: directory)
+            #expect(result.termination == .exited(0), "\(result)")
+            try #require(ProgramOutput.integer("same_tid", in: result.stdout) == 1, "the kernel did not reuse the tid: \(result)")
+            let profile = try FoldedProfile(contentsOf: output)
+            // 0.6 s of CPU at 10 ms is 60 samples; the scan notices the orphaned timer within 100 ms.
+            #expect(profile.inclusiveCount { $0 == "reused_spin" } >= 20, "reused_spin: \(profile.inclusiveCount { $0 == "reused_spin" }) samples")
+        }
+
         /// Threads far shorter than the period and the scheduler tick: each one's first expiry is
         /// random, so together they get a sample per period of their CPU. 200 µs each rather than
         /// the issue's 100 µs doubles the expected count (about 225), so that ±25 % is about four

@@ -236,13 +236,17 @@ final class SamplerThread: @unchecked Sendable {
         unattachedAtLastScan = initial ? [] : unattached
         // Threads created through pthread_create detach themselves as they end: they are known
         // to the aggregator only.
-        for tid in attached.union(aggregator.liveThreadIDs) where !live.contains(tid) {
+        // A tid reused before this scan by a thread that bypassed the pthread_create hook still
+        // has the exited thread's timer, which never fires: the new thread starts afresh.
+        let reused = configuration.mode == .cpu ? attached.intersection(live).filter { ss_thread_timer_orphaned($0) != 0 } : []
+        for tid in attached.union(aggregator.liveThreadIDs).subtracting(live).union(reused) {
             ss_thread_detach(tid)
             if let thread = aggregator.threadEnded(tid) { invocations?.threadEnded(thread: thread) }
             cpuWhenStackKnown[tid] = nil
             takenAtMaskCheck[tid] = nil
             signalOutstanding[tid] = nil
         }
+        for tid in reused { _ = ss_thread_attach(tid, 1) }
         let checkMasks = now &- lastMaskCheck >= Self.maskCheckIntervalNanoseconds
         if checkMasks { lastMaskCheck = now }
         for tid in live {
