@@ -23,9 +23,10 @@ extension EndToEnd {
             let profiledEarly = try counters.reduce(0) { $0 + (try #require(ProgramOutput.integer($1, in: run.process.stdout))) }
             let sleeps = try #require(ProgramOutput.integer("sleeps", in: run.process.stdout))
             // Blocked threads are never signalled; a sleeper caught running is looked at again
-            // before it is. Measured: 0 to 2 early returns in 16,000 sleeps per 5 s; a signal per
-            // tick gives several thousand, and the former "signal once to learn" tens.
-            #expect(profiledEarly <= plainEarly + max(4, sleeps / 500),
+            // before it is. Measured: 0 to 3 early returns in 16,000 sleeps per 5 s on a quiet
+            // machine, up to about 20 on a loaded one (a thread woken by its timeout but still
+            // waiting for a core looks like a running one); a signal per tick gives thousands.
+            #expect(profiledEarly <= plainEarly + max(8, sleeps / 200),
                     "\(profiledEarly) of \(sleeps) sleeps ended early (unprofiled: \(plainEarly))\n\(run.process.stdout)")
 
             let profile = try run.profile()

@@ -40,7 +40,7 @@ final class BlockedThreadWalker {
 
     init(maxDepth: Int) {
         capacity = maxDepth
-        buffer = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<ss_sample>.size + maxDepth * MemoryLayout<UInt>.size,
+        buffer = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<ss_sample>.stride + maxDepth * MemoryLayout<UInt>.size,
                                                   alignment: MemoryLayout<ss_sample>.alignment)
     }
 

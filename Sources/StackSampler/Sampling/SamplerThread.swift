@@ -12,8 +12,8 @@ final class SamplerThread: @unchecked Sendable {
     /// CPU time a thread can use without having moved: returning from the handler into the call
     /// it was in. More than that, and it is looked at again (signalled, or walked if blocked).
     private static let unmovedNanoseconds: Int64 = 5_000
-    /// Looks at a mostly sleeping thread caught running before it is signalled (see `tick`).
-    private static let sleeperRetries = 5
+    /// How long a mostly sleeping thread caught running is looked at again before it is signalled (see `tick`).
+    private static let sleeperPatienceNanoseconds: UInt64 = 250_000
     /// A signal whose sample has not arrived by then is taken as lost (dropped, or a thread that blocks it).
     private static let outstandingSignalNanoseconds: UInt64 = 100_000_000
     /// In cpu mode the sampler only drains, as seldom as the buffer allows: CPU timers fire at
@@ -304,9 +304,9 @@ final class SamplerThread: @unchecked Sendable {
             // A thread that ran for less than half a period since its last sample mostly sleeps:
             // caught running, it is most likely on its way into its next sleep (in the kernel
             // already, where a signal would end that sleep with EINTR). It is looked at again for
-            // a few microseconds, and walked once it blocks.
+            // up to 250 us, and walked once it blocks.
             let sleeper = cpuWhenStackKnown[tid].map { cpu - $0 < Int64(configuration.periodNanoseconds / 2) } ?? true
-            switch look(at: tid, cpu: cpu, now: now, retries: sleeper ? Self.sleeperRetries : 0) {
+            switch look(at: tid, cpu: cpu, now: now, patience: sleeper ? Self.sleeperPatienceNanoseconds : 0) {
             case .running: signal(tid, at: now, due: due)
             case .walked: consume(blockedWalker.sample, owedTicks: due - 1)
             case .unsettled: repeatLast(tid, at: now, times: due)
@@ -315,11 +315,11 @@ final class SamplerThread: @unchecked Sendable {
         }
     }
 
-    /// Looks at a thread up to `retries` more times, 10 us apart, while it runs.
-    private func look(at tid: Int32, cpu: Int64, now: UInt64, retries: Int) -> BlockedThreadWalker.Look {
+    /// Looks at a thread, and while it runs, again every 10 us (plus timer slack) until
+    /// `patience` ns have passed; the sampler sleeps in between, leaving the core to the thread.
+    private func look(at tid: Int32, cpu: Int64, now: UInt64, patience: UInt64) -> BlockedThreadWalker.Look {
         var found = blockedWalker.look(at: tid, cpu: cpu, now: now)
-        for _ in 0..<retries {
-            guard case .running = found else { break }
+        while case .running = found, ss_now_ns() &- now < patience {
             var pause = timespec(tv_sec: 0, tv_nsec: 10_000)
             nanosleep(&pause, nil)
             let moved = ss_thread_cpu_time_ns(tid)
