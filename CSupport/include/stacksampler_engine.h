@@ -184,9 +184,10 @@ int ss_unwind_stack(uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, ss_m
 /** ss_unwind_stack from the caller of this function, at its call (return address - 1). */
 int ss_unwind_caller_stack(ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome);
 
-/** Faults the sample buffer's pages in, so that no handler takes a page fault
- *  writing a sample. Called by the sampler thread as it starts, off the program's path. */
-void ss_buffer_prefault(void);
+/** Faults the next chunk of the sample buffer's pages in, so that no handler takes a page
+ *  fault writing a sample; returns nonzero while chunks remain. Called by the sampler thread
+ *  as it starts, off the program's path, until it returns 0 or the session stops. */
+int ss_buffer_prefault_next(void);
 
 /** Next sample ready for reading, or NULL. Single reader only. */
 const ss_sample *ss_buffer_peek(void);

@@ -160,7 +160,8 @@ final class SamplerThread: @unchecked Sendable {
         defer { ss_sampler_leaving() }
         ss_sampler_park_point()
         ss_thread_exclude_current()
-        ss_buffer_prefault()
+        // In chunks: a stop that comes first does not wait for the rest (they fault in on first use).
+        while !stopRequested.load(ordering: .acquiring), ss_buffer_prefault_next() != 0 {}
         ownTID.store(ss_current_tid(), ordering: .relaxed)
         let interval = configuration.mode == .wall ? configuration.periodNanoseconds : Self.cpuModeDrainInterval(configuration)
         var nextWake = ss_now_ns() + interval
