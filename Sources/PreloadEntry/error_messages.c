@@ -10,7 +10,7 @@ const char *stacksampler_error_message(int status) {
         return "invalid argument: the period must be 50 us to 60 s, the mode STACKSAMPLER_MODE_CPU or "
                "STACKSAMPLER_MODE_WALL, the format folded, svg, pprof, speedscope or NULL, the path not NULL";
     case STACKSAMPLER_ERROR_UNAVAILABLE:
-        return "sampling is unavailable: libunwind.so.8 or libStackSamplerPreloadSwift.so is missing, or every "
+        return "sampling is unavailable: libStackSamplerPreloadSwift.so is missing, or every "
                "candidate signal is taken";
     case STACKSAMPLER_ERROR_NO_PROFILE: return "no profile yet: call stacksampler_stop() before stacksampler_write()";
     case STACKSAMPLER_ERROR_WRITE_FAILED: return "the profile could not be written (see errno)";

@@ -4,8 +4,6 @@ public enum ProfilerError: Error, Sendable, Equatable, CustomStringConvertible {
     case alreadyRunning
     /// `stop` was called with no session running.
     case notRunning
-    /// libunwind.so.8 could not be loaded.
-    case unwinderUnavailable
     /// Every candidate signal already has a handler in this program.
     case noFreeSignal(SamplingMode)
     /// A configuration value is out of range.
@@ -21,7 +19,6 @@ public enum ProfilerError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .alreadyRunning: "the profiler is already running; call stop() before starting again"
         case .notRunning: "the profiler is not running; call start() first"
-        case .unwinderUnavailable: "libunwind.so.8 could not be loaded; install Debian's libunwind8 (Scripts/setup.sh does)"
         case .noFreeSignal(let mode): "no free signal for \(mode) mode: the program handles SIGPROF and every candidate real-time signal"
         case .invalidConfiguration(let detail): "invalid configuration: \(detail)"
         case .invalidPeriod(let text): "'\(text)' is not a sampling period; use a number with a unit: 10ms, 500us, 1s (\(PeriodParser.acceptedDescription))"

@@ -64,7 +64,7 @@ private func status(of error: ProfilerError) -> Int32 {
     switch error {
     case .alreadyRunning: STACKSAMPLER_ERROR_ALREADY_RUNNING
     case .notRunning: STACKSAMPLER_ERROR_NOT_RUNNING
-    case .unwinderUnavailable, .noFreeSignal: STACKSAMPLER_ERROR_UNAVAILABLE
+    case .noFreeSignal: STACKSAMPLER_ERROR_UNAVAILABLE
     case .invalidConfiguration, .invalidPeriod, .invalidMode: STACKSAMPLER_ERROR_INVALID_ARGUMENT
     case .outputFailed: STACKSAMPLER_ERROR_WRITE_FAILED
     }
