@@ -108,8 +108,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         // -g: swiftc on Linux writes .eh_frame for every function only with debug info.
         case .threadsBeforeStartSwift:
             ["swiftc", "-O", "-g", "-import-objc-header", PackagePaths.root + "/Sources/PreloadEntry/include/stacksampler.h"]
-        case .smallAltstack, .ownLibunwind: ["gcc", "-O2", "-pthread"]
-        case .hiddenDlclose: ["gcc", "-O2"]
+        case .smallAltstack, .ownLibunwind, .hiddenDlclose: ["gcc", "-O2", "-pthread"]
         case .rustThreads: ["rustc", "-O"]
         }
     }
