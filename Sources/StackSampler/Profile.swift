@@ -48,6 +48,10 @@ public struct Profile: Sendable {
         public var unwindFaults = 0
         /// Wall-mode ticks the sampler thread woke too late for; each was counted with the stacks found when it woke.
         public var missedTicks = 0
+        /// Wall-mode ticks not counted in any stack: the thread was caught on its way out of a
+        /// sleep (shown running with no CPU used while looked at: a signal could end that sleep
+        /// with EINTR), or moved while its blocked stack was walked (the walk could not be checked).
+        public var skippedTicks = 0
         /// cpu mode: timer periods the kernel noticed late and merged into the next sample (its
         /// `si_overrun`); that sample is counted once for each, so CPU time is still attributed.
         public var overrunPeriods = 0

@@ -5,7 +5,7 @@ extension EndToEnd {
     /// Wall mode does not wake sleeping threads (no extra EINTR), and a thread that blocks
     /// SIGPROF neither stalls sampling nor goes unreported.
     @Suite struct Sleepers {
-        @Test("sleeping threads are sampled at the asked rate without a signal: no sleep cut short, no EINTR to speak of",
+        @Test("sleeping threads are sampled at the asked rate without a signal: no sleep cut short, no EINTR",
               arguments: ["1ms", "10ms"])
         func sleepersUndisturbed(period: String) throws {
             let directory = try ScratchDirectory.make("sleepers-\(period)")
@@ -22,19 +22,20 @@ extension EndToEnd {
             let plainEarly = try counters.reduce(0) { $0 + (try #require(ProgramOutput.integer($1, in: plain.stdout))) }
             let profiledEarly = try counters.reduce(0) { $0 + (try #require(ProgramOutput.integer($1, in: run.process.stdout))) }
             let sleeps = try #require(ProgramOutput.integer("sleeps", in: run.process.stdout))
-            // Blocked threads are never signalled; a sleeper caught running is looked at again
-            // before it is. Measured: 0 to 3 early returns in 16,000 sleeps per 5 s on a quiet
-            // machine, up to about 20 on a loaded one (a thread woken by its timeout but still
-            // waiting for a core looks like a running one); a signal per tick gives thousands.
-            #expect(profiledEarly <= plainEarly + max(8, sleeps / 200),
+            // Blocked threads are never signalled, nor is a thread that runs less than a twentieth
+            // of the time (in the kernel, nearly all of it), and one that runs more only when it is
+            // on a core. Before that rule: 0 to 3 early returns in 16,000 sleeps on a quiet
+            // machine, about 20 on a loaded one; a signal per tick gives thousands.
+            #expect(profiledEarly == plainEarly,
                     "\(profiledEarly) of \(sleeps) sleeps ended early (unprofiled: \(plainEarly))\n\(run.process.stdout)")
 
             let profile = try run.profile()
             let ticks = 3_000 / (period == "1ms" ? 1 : 10)
             for sleeper in ["nanosleeper", "poller", "pipe_reader", "cond_waiter"] {
-                // Sampled at the asked rate, with the function that called the blocking call.
+                // Sampled at the asked rate, with the function that called the blocking call (less
+                // the ticks skipped when one was caught leaving a sleep, many on a loaded machine).
                 let samples = profile.inclusiveCount { $0 == sleeper }
-                #expect(samples > ticks * 8 / 10, "\(sleeper): \(samples) samples, about \(ticks) expected")
+                #expect(samples > ticks * 6 / 10, "\(sleeper): \(samples) samples, about \(ticks) expected")
             }
             #expect(profile.inclusiveCount { $0 == "long_sleeper" } > ticks / 4, "one sleep of 1 s, a third of the run")
             #expect(profile.inclusiveCount { $0 == "main_spin" } > ticks / 10, "the running thread was sampled")

@@ -18,7 +18,7 @@ extension Profile {
             lines.append("effective rate \(formatted(median, 1)) samples \(basis) per thread (median of \(rates.count) threads; asked \(formatted(asked, 1)))")
         }
         if overhead != Profile.Overhead() { lines.append("profiler cost: handler \(formatted(Double(overhead.handlerMedianNanoseconds) / 1000, 1)) us median, \(formatted(Double(overhead.handlerP99Nanoseconds) / 1000, 1)) us p99 per sample; sampler thread \(formatted(Double(overhead.samplerCPUNanoseconds) / 1e6, 1)) ms CPU; symbolization \(formatted(Double(overhead.symbolizationNanoseconds) / 1e6, 1)) ms, \(formatted(Double(overhead.symbolTableBytes) / 1e6, 1)) MB of tables") }
-        lines.append("lost: \(losses.droppedSamples) dropped (buffer full), \(losses.truncatedSamples) truncated at depth \(configuration.maxDepth), \(losses.leafOnlySamples) leaf-only (alternate signal stack too small), \(losses.unwindFailures) ended early (no unwind info), \(losses.unwindFaults) unwind faults, \(losses.missedTicks) late ticks (counted with the stacks found when the sampler woke)")
+        lines.append("lost: \(losses.droppedSamples) dropped (buffer full), \(losses.truncatedSamples) truncated at depth \(configuration.maxDepth), \(losses.leafOnlySamples) leaf-only (alternate signal stack too small), \(losses.unwindFailures) ended early (no unwind info), \(losses.unwindFaults) unwind faults, \(losses.missedTicks) late ticks (counted with the stacks found when the sampler woke), \(losses.skippedTicks) skipped ticks (a thread leaving a sleep, or moving while walked)")
         if losses.overrunPeriods > 0 {
             lines.append("timer overruns: \(losses.overrunPeriods) periods the kernel noticed late were counted with the sample that followed them")
         }

@@ -171,6 +171,8 @@ public struct RawRecording: Sendable {
                                     unwindFaults: Int(clamping: try payload.u64()), missedTicks: Int(clamping: try payload.u64()),
                                     foreignSignals: Int(clamping: try payload.u64()))
             losses.overrunPeriods = Int(clamping: try payload.u64())
+            // Recordings made before skipped ticks were counted end here.
+            if payload.remaining >= 8 { losses.skippedTicks = Int(clamping: try payload.u64()) }
         case .end:
             durationNanoseconds = try payload.u64()
         }

@@ -102,7 +102,7 @@ final class RawStreamWriter {
         }
         encoder.record(.counters) {
             for value in [losses.droppedSamples, losses.truncatedSamples, losses.leafOnlySamples, losses.unwindFailures,
-                          losses.unwindFaults, losses.missedTicks, losses.foreignSignals, losses.overrunPeriods] {
+                          losses.unwindFaults, losses.missedTicks, losses.foreignSignals, losses.overrunPeriods, losses.skippedTicks] {
                 $0.u64(UInt64(max(0, value)))
             }
         }

@@ -48,6 +48,8 @@ final class SamplerThread: @unchecked Sendable {
     /// Wall mode: each thread's CPU time when its stack was last known (the end of its last
     /// sample's handler, or a tick that found it unchanged).
     private var cpuWhenStackKnown: [Int32: Int64] = [:]
+    /// Wall mode: each thread's CPU time, and the time, when a tick last looked at where it was.
+    private var cpuAtLastTick: [Int32: (cpu: Int64, at: UInt64)] = [:]
     /// Wall mode: a signal sent and its sample not yet arrived (never two at once), and the ticks
     /// that passed meanwhile. The thread cannot move before its handler runs, so those ticks
     /// are owed to the stack that sample will carry.
@@ -74,6 +76,8 @@ final class SamplerThread: @unchecked Sendable {
     private(set) var startTime: UInt64 = 0
     /// Wall-mode ticks this thread woke too late for (counted with the stacks found then).
     private(set) var missedTicks = 0
+    /// Wall-mode ticks of a thread whose stack could not be known without risk (see `Profile.Losses.skippedTicks`).
+    private(set) var skippedTicks = 0
     /// Engine counters when the session started (they run for the life of the process).
     private(set) var handlerTimingAtStart = HandlerTiming.snapshot()
     private(set) var droppedAtStart: UInt64 = 0
@@ -151,7 +155,7 @@ final class SamplerThread: @unchecked Sendable {
     func losses(_ counted: StackAggregator) -> Profile.Losses {
         Profile.Losses(droppedSamples: Int(ss_buffer_dropped() - droppedAtStart), truncatedSamples: counted.truncatedSamples,
                        leafOnlySamples: counted.leafOnlySamples, unwindFailures: counted.unwindFailures,
-                       unwindFaults: counted.unwindFaults, missedTicks: missedTicks, overrunPeriods: counted.overrunPeriods,
+                       unwindFaults: counted.unwindFaults, missedTicks: missedTicks, skippedTicks: skippedTicks, overrunPeriods: counted.overrunPeriods,
                        foreignSignals: Int(ss_engine_foreign_signals() - foreignSignalsAtStart))
     }
 
@@ -245,6 +249,7 @@ final class SamplerThread: @unchecked Sendable {
             ss_thread_detach(tid)
             if let thread = aggregator.threadEnded(tid) { invocations?.threadEnded(thread: thread) }
             cpuWhenStackKnown[tid] = nil
+            cpuAtLastTick[tid] = nil
             takenAtMaskCheck[tid] = nil
             signalOutstanding[tid] = nil
         }
@@ -298,20 +303,25 @@ final class SamplerThread: @unchecked Sendable {
             }
             let cpu = ss_thread_cpu_time_ns(tid)
             guard cpu >= 0 else { continue }
+            let before = cpuAtLastTick.updateValue((cpu, now), forKey: tid)
             if let known = cpuWhenStackKnown[tid], aggregator.hasStack(tid), cpu - known < Self.unmovedNanoseconds {
                 cpuWhenStackKnown[tid] = cpu
                 repeatLast(tid, at: now, times: due)
                 continue
             }
-            // A thread that ran for less than half a period since its last sample mostly sleeps:
-            // caught running, it is most likely on its way into its next sleep (in the kernel
-            // already, where a signal would end that sleep with EINTR). It is looked at again for
-            // up to 250 us, and walked once it blocks.
-            let sleeper = cpuWhenStackKnown[tid].map { cpu - $0 < Int64(configuration.periodNanoseconds / 2) } ?? true
-            switch look(at: tid, cpu: cpu, now: now, patience: sleeper ? Self.sleeperPatienceNanoseconds : 0) {
+            // A thread that ran less than half the time since it was last looked at mostly sleeps:
+            // caught running, it is most likely on its way into or out of a sleep (in the kernel,
+            // where a signal would end that sleep with EINTR). It is looked at again for up to
+            // 250 us, and walked once it blocks. One that ran less than a twentieth of the time
+            // (or is first seen now) is in the kernel nearly all the time it runs: it is never
+            // signalled, and a tick that finds it running to the end is skipped and counted.
+            let share = before.map { Double(cpu - $0.cpu) / Double(max(1, now &- $0.at)) } ?? 0
+            let sleeper = share < 0.5
+            let quiet = share < 0.05
+            switch look(at: tid, cpu: cpu, now: now, patience: sleeper ? Self.sleeperPatienceNanoseconds : 0, maySignal: !quiet) {
             case .running: signal(tid, at: now, due: due)
             case .walked: consume(blockedWalker.sample, owedTicks: due - 1)
-            case .unsettled: repeatLast(tid, at: now, times: due)
+            case .unsettled, .waking: skippedTicks += due
             case .gone: break
             }
         }
@@ -319,7 +329,10 @@ final class SamplerThread: @unchecked Sendable {
 
     /// Looks at a thread, and while it runs, again every 10 us (plus timer slack) until
     /// `patience` ns have passed; the sampler sleeps in between, leaving the core to the thread.
-    private func look(at tid: Int32, cpu: Int64, now: UInt64, patience: UInt64) -> BlockedThreadWalker.Look {
+    /// A thread looked at with patience that still runs at the end is `.waking` (runnable inside
+    /// the system call it is leaving, which a signal could end with EINTR) unless it `maySignal`
+    /// and is on a core at that moment (its CPU time moves across one more look).
+    private func look(at tid: Int32, cpu: Int64, now: UInt64, patience: UInt64, maySignal: Bool) -> BlockedThreadWalker.Look {
         var found = blockedWalker.look(at: tid, cpu: cpu, now: now)
         while case .running = found, ss_now_ns() &- now < patience {
             var pause = timespec(tv_sec: 0, tv_nsec: 10_000)
@@ -328,7 +341,13 @@ final class SamplerThread: @unchecked Sendable {
             guard moved >= 0 else { return .gone }
             found = blockedWalker.look(at: tid, cpu: moved, now: now)
         }
-        return found
+        guard case .running = found, patience > 0 else { return found }
+        guard maySignal else { return .waking }
+        let before = ss_thread_cpu_time_ns(tid)
+        guard let position = BlockedThreadWalker.position(of: tid) else {
+            return ss_thread_cpu_time_ns(tid) > before ? .running : .waking
+        }
+        return position == nil ? .gone : .waking
     }
 
     /// Signals `tid` for a sample that stands for `due` ticks.
