@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// Swift async call stacks (issue 16): a sample taken in a Swift job shows the task's async
+    /// callers, read from the async contexts, in place of the executor frames; never a caller
+    /// the program does not have.
+    @Suite struct AsyncStacks {
+        /// The program's functions and the callers each has in the source.
+        static let callers: [String: Set<String>] = [
+            "outerRequest(": [], "middleStage(": ["outerRequest("], "otherStage(": ["outerRequest("],
+            "noteOnMain(": ["outerRequest("], "leafWork(": ["middleStage("], "burn(": ["leafWork(", "otherStage("],
+        ]
+
+        /// The program's function `frame` belongs to (by its name's start), if any.
+        static func function(_ frame: String) -> String? {
+            callers.keys.first { frame.hasPrefix($0) }
+        }
+
+        /// Samples with `path` (function name starts, root first) right above `burn`, and those of
+        /// them whose frames above are `callersAbove` (root first) right before it.
+        static func burnSamples(_ profile: FoldedProfile, under caller: String, callersAbove: [String]) -> (all: Int, carrying: Int) {
+            var all = 0, carrying = 0
+            for stack in profile.stacks {
+                let names = stack.frames
+                guard let at = names.indices.dropLast().first(where: { names[$0].hasPrefix(caller) && names[$0 + 1].hasPrefix("burn(") })
+                else { continue }
+                all += stack.count
+                let above = names[..<at].suffix(callersAbove.count)
+                if above.count == callersAbove.count, zip(above, callersAbove).allSatisfy({ $0.hasPrefix($1) }) { carrying += stack.count }
+            }
+            return (all, carrying)
+        }
+
+        /// Stacks in which two of the program's functions follow each other (in the order they
+        /// appear, other frames between them allowed) although the first does not call the second.
+        static func inventedCallers(_ profile: FoldedProfile) -> [String] {
+            profile.stacks.compactMap { stack in
+                let ours = stack.frames.compactMap(function)
+                let invented = zip(ours, ours.dropFirst()).contains { !callers[$1, default: []].contains($0) }
+                return invented ? stack.frames.joined(separator: ";") : nil
+            }
+        }
+
+        /// The checks every async profile of the program passes.
+        static func expectAsyncStacks(_ profile: FoldedProfile, minimumLeafSamples: Int, context: String) {
+            let stacks = profile.stacks.map { $0.frames.joined(separator: ";") + " \($0.count)" }.joined(separator: "\n")
+            let leaf = burnSamples(profile, under: "leafWork(", callersAbove: ["outerRequest(", "middleStage("])
+            let other = burnSamples(profile, under: "otherStage(", callersAbove: ["outerRequest("])
+            #expect(leaf.all >= minimumLeafSamples, "\(context)\n\(stacks)")
+            #expect(other.all >= minimumLeafSamples / 8, "\(context)\n\(stacks)")
+            #expect(Double(leaf.carrying) >= 0.95 * Double(leaf.all), "\(leaf) \(context)\n\(stacks)")
+            #expect(Double(other.carrying) >= 0.95 * Double(other.all), "\(other) \(context)\n\(stacks)")
+            #expect(inventedCallers(profile).isEmpty, "\(inventedCallers(profile)) \(context)")
+            // The executor frames are replaced: none above an async function's frame.
+            let executor = profile.stacks.filter { stack in
+                stack.frames.contains { $0.hasPrefix("leafWork(") } && stack.frames.contains { $0.hasPrefix("swift_job_run") }
+            }
+            #expect(executor.reduce(0) { $0 + $1.count } <= leaf.all / 20, "\(context)\n\(stacks)")
+        }
+
+        /// The program's answer unprofiled, to compare each profiled run's with.
+        static func unprofiledResult(rounds: String) throws -> String {
+            let plain = try ChildProcess.run(try TestProgram.asyncStages.executable(), [rounds], in: ScratchDirectory.run)
+            #expect(plain.termination == .exited(0), "\(plain)")
+            return plain.stdout
+        }
+
+        @Test("through the preload library, cpu and wall: burn's samples carry their async callers", arguments: ["cpu", "wall"])
+        func preload(mode: String) throws {
+            let directory = try ScratchDirectory.make("async-stages-\(mode)")
+            let run = try ProfiledRun.preload(
+                .asyncStages, ["12"], settings: ["STACKSAMPLER_MODE": mode, "STACKSAMPLER_PERIOD": "1ms"], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            #expect(run.process.stdout == (try Self.unprofiledResult(rounds: "12")), "\(run.process)")
+            Self.expectAsyncStacks(try run.profile(), minimumLeafSamples: 60, context: run.process.stderr)
+        }
+
+        @Test("through the C API (Profiler.start), cpu and wall: burn's samples carry their async callers", arguments: ["cpu", "wall"])
+        func selfProfiling(mode: String) throws {
+            let directory = try ScratchDirectory.make("async-stages-self-\(mode)")
+            let folded = directory + "/profile.folded"
+            let result = try ChildProcess.run(try TestProgram.asyncStagesSelf.executable(), ["12", mode, folded], in: directory)
+            #expect(result.termination == .exited(0), "\(result)")
+            #expect(ProgramOutput.integer("start", in: result.stdout) == 0, "\(result)")
+            #expect(result.stdout.hasSuffix(try Self.unprofiledResult(rounds: "12")), "\(result)")
+            Self.expectAsyncStacks(try FoldedProfile(contentsOf: folded), minimumLeafSamples: 60, context: result.stderr)
+        }
+    }
+}
