@@ -49,6 +49,7 @@ enum ProfileBuilder {
                               signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0,
                               stacks: naming.stacks, threads: threads, frames: naming.frames, modules: modules.modules,
                               losses: losses, overhead: overhead)
+        profile.asyncStacks = Profile.AsyncStacks.engine(since: sampler.asyncStacksAtStart)
         profile.processID = getpid()
         profile.processName = FileIO.readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? ""
         profile.realtimeStartNanoseconds = realtimeNanoseconds(atMonotonic: sampler.startTime)

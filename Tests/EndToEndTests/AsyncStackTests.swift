@@ -76,6 +76,27 @@ extension EndToEnd {
             Self.expectAsyncStacks(try run.profile(), minimumLeafSamples: 60, context: run.process.stderr)
         }
 
+        @Test("invocations: an async function is one call across its awaits (CLI record, cpu)")
+        func invocationsAcrossAwaits() throws {
+            let directory = try ScratchDirectory.make("async-stages-invocations")
+            let spansPath = directory + "/calls.spans.json"
+            let run = try ProfiledRun.record(
+                .asyncStages, ["12"],
+                options: ["--period", "1ms", "--invocations", spansPath, "--invocation-format", "spans"],
+                in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            let object = try JSONSerialization.jsonObject(with: try Data(contentsOf: URL(fileURLWithPath: spansPath)))
+            let spans = try #require((object as? [String: Any])?["spans"] as? [[String: Any]])
+            func durations(_ prefix: String) -> [Int] {
+                spans.filter { ($0["operationName"] as? String ?? "").hasPrefix(prefix) }.compactMap { $0["duration"] as? Int }.sorted()
+            }
+            let middle = durations("middleStage("), leaf = durations("leafWork(")
+            // middleStage awaits leafWork three times, from three resume points: one call of it
+            // spans them (calls of other tasks on the same thread may merge in, never split it).
+            #expect(middle.count >= 4 && leaf.count >= 3 * middle.count / 2, "middleStage \(middle), leafWork \(leaf)")
+            #expect(middle[middle.count / 2] >= 2 * leaf[leaf.count / 2], "middleStage \(middle), leafWork \(leaf)")
+        }
+
         @Test("through the C API (Profiler.start), cpu and wall: burn's samples carry their async callers", arguments: ["cpu", "wall"])
         func selfProfiling(mode: String) throws {
             let directory = try ScratchDirectory.make("async-stages-self-\(mode)")

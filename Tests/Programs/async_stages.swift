@@ -31,8 +31,10 @@ func leafWork(_ n: Int) async -> Int {
 
 @inline(never)
 func middleStage(_ n: Int, _ counter: Counter) async -> Int {
-    var sum = 0
-    for i in 0..<3 { sum &+= await leafWork(n &+ i) }
+    // Three awaits of leafWork, each with its own resume partial function.
+    var sum = await leafWork(n)
+    sum &+= await leafWork(n &+ 1)
+    sum &+= await leafWork(n &+ 2)
     await counter.add(sum)
     return sum
 }

@@ -10,13 +10,37 @@ struct SymbolLookup: FunctionLookup {
     private var symbolizer = Symbolizer(modules: ModuleMap(mapsText: ""))
     /// When the map was last read; 0 before the first lookup.
     private var readAt: UInt64 = 0
+    /// Swift async functions: the start standing for each partial function's start, and the first
+    /// start seen of each async function (by `asyncFunctionKey`).
+    private var asyncFunctionStarts: [UInt: UInt] = [:]
+    private var firstStartOfAsyncFunction: [String: UInt] = [:]
 
     /// A lookup that reads the mappings when first used.
     init() {}
 
     mutating func functionStart(of address: UInt) -> UInt {
         refreshIfUnmapped(address)
-        return symbolizer.functionStart(of: address)
+        let start = symbolizer.functionStart(of: address)
+        if let known = asyncFunctionStarts[start] { return known }
+        var canonical = start
+        if let key = Self.asyncFunctionKey(symbolizer.symbolize(start)) {
+            canonical = firstStartOfAsyncFunction[key] ?? start
+            firstStartOfAsyncFunction[key] = canonical
+        }
+        asyncFunctionStarts[start] = canonical
+        return canonical
+    }
+
+    /// What the partial functions of one Swift async function (one per await) have in common:
+    /// module and full demangled name without the `(N) await resume partial function for ` prefix.
+    /// nil for other functions. Their invocation then lasts across the function's awaits.
+    private static func asyncFunctionKey(_ frame: SymbolizedFrame) -> String? {
+        let name = frame.fullName
+        let module = frame.modulePath ?? ""
+        if name.hasPrefix("("), let marker = name.lastRange(of: " resume partial function for ") {
+            return module + "\u{0}" + name[marker.upperBound...]
+        }
+        return name.containsText(") async") ? module + "\u{0}" + name : nil
     }
 
     mutating func name(of address: UInt) -> String {
