@@ -117,15 +117,16 @@ static void unblock_faults(void) {
     pthread_sigmask(SIG_UNBLOCK, &faults, NULL);
 }
 
-/* A Swift job's sample: the async chain in place of the executor frames (async_stack.c).
- * A fault reading the chain leaves the machine stack already walked. */
+/* A Swift job's sample: the async chain in place of the executor frames (async_stack.c),
+ * which makes the stack whole from the task's first function whatever ended the walk above
+ * it (its flags go). A fault reading the chain leaves the machine stack already walked. */
 static void record_async_chain(ss_sample *sample, const ss_module_index *index, const ss_async_probe *probe, int count) {
     if (sigsetjmp(unwind_escape, 0) == 0) {
         int depth = ss_async_splice(index, probe, read_directly, sample->frames, count,
                                     (int)ss_active_config.max_depth, &sample->async_frames);
         if (depth >= 0) {
             sample->depth = (uint16_t)depth;
-            sample->flags |= SS_SAMPLE_ASYNC;
+            sample->flags = SS_SAMPLE_ASYNC;
         }
     } else {
         ss_async_count_fault();

@@ -76,6 +76,19 @@ extension EndToEnd {
             Self.expectAsyncStacks(try run.profile(), minimumLeafSamples: 60, context: run.process.stderr)
         }
 
+        @Test("STACKSAMPLER_ASYNC_STACKS=0 keeps the machine stacks: executor frames, no async caller")
+        func machineStacks() throws {
+            let directory = try ScratchDirectory.make("async-stages-off")
+            let run = try ProfiledRun.preload(
+                .asyncStages, ["6"], settings: ["STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_ASYNC_STACKS": "0"], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            let profile = try run.profile()
+            let stacks = profile.stacks.map { $0.frames.joined(separator: ";") + " \($0.count)" }.joined(separator: "\n")
+            let leaf = Self.burnSamples(profile, under: "leafWork(", callersAbove: ["swift::runJobInEstablishedExecutorContext"])
+            #expect(leaf.all >= 30 && leaf.carrying == leaf.all, "\(leaf)\n\(stacks)")
+            #expect(profile.inclusiveCount { $0.hasPrefix("middleStage(") || $0.hasPrefix("outerRequest(") } <= leaf.all / 20, "\(stacks)")
+        }
+
         @Test("invocations: an async function is one call across its awaits (CLI record, cpu)")
         func invocationsAcrossAwaits() throws {
             let directory = try ScratchDirectory.make("async-stages-invocations")

@@ -93,6 +93,7 @@ final class SamplerThread: @unchecked Sendable {
         droppedAtStart = ss_buffer_dropped()
         foreignSignalsAtStart = ss_engine_foreign_signals()
         asyncStacksAtStart = Profile.AsyncStacks.engine()
+        ss_async_stacks_enable(configuration.asyncStacks ? 1 : 0)
         if let path = configuration.recordingPath {
             stream = try RawStreamWriter(path: path)
             stream?.begin(configuration: configuration, startNanoseconds: startTime)
