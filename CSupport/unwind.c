@@ -25,10 +25,11 @@
 #include <string.h>
 #include <sys/uio.h>
 
-/* One step's registers. `fp_known` (`r14_known`) is 0 when rbp's (r14's) value is not known. */
+/* One step's registers. `fp_known` (`r14_known`) is 0 when rbp's (r14's) value is not known;
+ * r14 is followed only for a walk with a probe (`tracks_r14`). */
 typedef struct {
     uintptr_t pc, sp, fp, r14;
-    int fp_known, r14_known;
+    int fp_known, r14_known, tracks_r14;
 } registers;
 
 static int read_word(ss_memory_reader read, void *context, uintptr_t address, uintptr_t *value) {
@@ -44,7 +45,7 @@ static int step_signal_frame(registers *regs, ss_memory_reader read, void *conte
         !read_word(read, context, gregs + REG_RBP * sizeof(greg_t), &fp) ||
         !read_word(read, context, gregs + REG_R14 * sizeof(greg_t), &r14))
         return 0;
-    *regs = (registers){pc, sp, fp, r14, 1, 1};
+    *regs = (registers){pc, sp, fp, r14, 1, 1, regs->tracks_r14};
     return 1;
 }
 
@@ -69,9 +70,9 @@ static int step_frame(registers *regs, const ss_unwind_row *row, ss_memory_reade
         if (!read_word(read, context, cfa + (intptr_t)row->rbp_offset, &regs->fp)) return 0;
         regs->fp_known = 1;
     }
-    if (row->r14_slot == SS_R14_UNKNOWN) regs->r14_known = 0;
-    else if (row->r14_slot != SS_R14_UNCHANGED)
-        regs->r14_known = read_word(read, context, cfa + 8 * (intptr_t)row->r14_slot, &regs->r14);
+    if (regs->tracks_r14 && row->r14_slot != SS_R14_UNCHANGED)
+        regs->r14_known = row->r14_slot != SS_R14_UNKNOWN &&
+                          read_word(read, context, cfa + 8 * (intptr_t)row->r14_slot, &regs->r14);
     regs->pc = return_address;
     regs->sp = cfa;
     return 1;
@@ -94,7 +95,7 @@ int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uin
 int ss_unwind_walk_probed(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,
                           ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome,
                           ss_async_probe *probe) {
-    registers regs = {pc, sp, fp, probe ? probe->r14 : 0, fp_known, probe != NULL};
+    registers regs = {pc, sp, fp, probe ? probe->r14 : 0, fp_known, probe != NULL, probe != NULL};
     int count = 0;
     int exact_pc = 1; /* the interrupted pc, not a return address (whose call is at pc - 1) */
     for (;;) {
