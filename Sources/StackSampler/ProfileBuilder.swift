@@ -69,9 +69,11 @@ enum ProfileBuilder {
             }
         }
         let hidden = Set(frames.filter { $0.value.name == SS_THREAD_TRAMPOLINE_NAME }.keys)
-        let cleaned = hidden.isEmpty ? stacks : stacks.map { stack in
+        let asyncResumes = frames.contains { $0.value.isAsyncResume }
+        let cleaned = hidden.isEmpty && !asyncResumes ? stacks : stacks.map { stack in
             var stack = stack
             stack.addresses.removeAll { hidden.contains($0) }
+            if asyncResumes { stack.addresses = AsyncFunctions.withoutSelfResumes(stack.addresses, frames: frames) }
             return stack
         }
         return Naming(stacks: cleaned, frames: frames, hidden: hidden, symbolizer: symbolizer)

@@ -10,6 +10,7 @@ extension EndToEnd {
         static let callers: [String: Set<String>] = [
             "outerRequest(": [], "middleStage(": ["outerRequest("], "otherStage(": ["outerRequest("],
             "noteOnMain(": ["outerRequest("], "leafWork(": ["middleStage("], "burn(": ["leafWork(", "otherStage("],
+            "loopStage(": ["outerRequest("], "step(": ["loopStage("],
         ]
 
         /// The program's function `frame` belongs to (by its name's start), if any.

@@ -78,7 +78,8 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// concurrent sigaction writers, SIGSEGV sent during samples.
     case signalRaces = "signal_races"
     /// Swift concurrency: task groups run `outerRequest` -> `middleStage` -> `leafWork` x3 -> `burn`, then
-    /// `outerRequest` -> `otherStage` -> `burn`, with Task.yield, Task.sleep, an actor hop and a @MainActor call.
+    /// `outerRequest` -> `otherStage` -> `burn`, `outerRequest` -> `loopStage` -> `step` (awaited in a loop), with
+    /// Task.yield, Task.sleep, an actor hop and a @MainActor call.
     case asyncStages = "async_stages"
     /// `asyncStages` sampling itself at 1 ms through the C API (Profiler.start): ROUNDS MODE PROFILE.
     case asyncStagesSelf = "async_stages_self"

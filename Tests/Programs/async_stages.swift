@@ -1,8 +1,9 @@
 // Swift concurrency (issue 16): each round's task group runs outerRequest, which awaits
 // middleStage (three leafWork calls, each after a Task.yield, then an actor hop), then
-// otherStage (after a Task.sleep), then a @MainActor function. CPU is spent in burn, called
-// by leafWork and otherStage only. The tails of leafWork and otherStage differ, so the
-// compiler cannot merge their partial functions into one body.
+// otherStage (after a Task.sleep), then loopStage (300,000 awaits of step in a loop), then a
+// @MainActor function. Most CPU is spent in burn, called by leafWork and otherStage only. The
+// tails of leafWork and otherStage differ, so the compiler cannot merge their partial
+// functions into one body.
 // Arguments: ROUNDS. Built with -D SELF_PROFILING (and the C API, which runs Profiler.start):
 // ROUNDS MODE(cpu|wall) PROFILE, sampling itself at 1 ms around the rounds.
 // Build: swiftc -O -g -parse-as-library.
@@ -46,10 +47,22 @@ func otherStage(_ n: Int) async -> Int {
 }
 
 @inline(never)
+func step(_ i: Int) async -> Int { i &* 3 &+ 1 }
+
+/// Awaits in a tight loop: the context register changes hands at every await.
+@inline(never)
+func loopStage(_ n: Int) async -> Int {
+    var sum = n
+    for i in 0..<300_000 { sum &+= await step(i) }
+    return sum
+}
+
+@inline(never)
 func outerRequest(_ n: Int, _ counter: Counter) async -> Int {
     let a = await middleStage(n, counter)
     let b = await otherStage(n)
-    return a &+ b &+ (await noteOnMain(n))
+    let c = await loopStage(n)
+    return a &+ b &+ c &+ (await noteOnMain(n))
 }
 
 func runRounds(_ rounds: Int) async -> Int {

@@ -23,24 +23,12 @@ struct SymbolLookup: FunctionLookup {
         let start = symbolizer.functionStart(of: address)
         if let known = asyncFunctionStarts[start] { return known }
         var canonical = start
-        if let key = Self.asyncFunctionKey(symbolizer.symbolize(start)) {
+        if let key = symbolizer.symbolize(start).asyncFunctionKey {
             canonical = firstStartOfAsyncFunction[key] ?? start
             firstStartOfAsyncFunction[key] = canonical
         }
         asyncFunctionStarts[start] = canonical
         return canonical
-    }
-
-    /// What the partial functions of one Swift async function (one per await) have in common:
-    /// module and full demangled name without the `(N) await resume partial function for ` prefix.
-    /// nil for other functions. Their invocation then lasts across the function's awaits.
-    private static func asyncFunctionKey(_ frame: SymbolizedFrame) -> String? {
-        let name = frame.fullName
-        let module = frame.modulePath ?? ""
-        if name.hasPrefix("("), let marker = name.lastRange(of: " resume partial function for ") {
-            return module + "\u{0}" + name[marker.upperBound...]
-        }
-        return name.containsText(") async") ? module + "\u{0}" + name : nil
     }
 
     mutating func name(of address: UInt) -> String {
