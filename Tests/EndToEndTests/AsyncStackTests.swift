@@ -43,6 +43,15 @@ extension EndToEnd {
             }
         }
 
+        /// Stacks with more than one of the program's async functions: a machine stack has only the
+        /// innermost, under the executor.
+        static func asyncCallerStacks(_ profile: FoldedProfile) -> [String] {
+            let asyncFunctions = ["outerRequest(", "middleStage(", "otherStage(", "loopStage(", "leafWork("]
+            return profile.stacks.filter { stack in
+                stack.frames.filter { frame in asyncFunctions.contains { frame.hasPrefix($0) } }.count > 1
+            }.map { $0.frames.joined(separator: ";") }
+        }
+
         /// The checks every async profile of the program passes.
         static func expectAsyncStacks(_ profile: FoldedProfile, minimumLeafSamples: Int, context: String) {
             let stacks = profile.stacks.map { $0.frames.joined(separator: ";") + " \($0.count)" }.joined(separator: "\n")
@@ -87,7 +96,57 @@ extension EndToEnd {
             let stacks = profile.stacks.map { $0.frames.joined(separator: ";") + " \($0.count)" }.joined(separator: "\n")
             let leaf = Self.burnSamples(profile, under: "leafWork(", callersAbove: ["swift::runJobInEstablishedExecutorContext"])
             #expect(leaf.all >= 30 && leaf.carrying == leaf.all, "\(leaf)\n\(stacks)")
-            #expect(profile.inclusiveCount { $0.hasPrefix("middleStage(") || $0.hasPrefix("outerRequest(") } <= leaf.all / 20, "\(stacks)")
+            #expect(Self.asyncCallerStacks(profile).isEmpty, "\(Self.asyncCallerStacks(profile))")
+        }
+
+        /// A copy of the Swift runtime directory the program loads from, whose concurrency runtime
+        /// declares layout version `version` (`_swift_concurrency_debug_internal_layout_version`).
+        static func runtimeWithLayoutVersion(_ version: UInt32, in directory: String) throws -> String {
+            let program = try TestProgram.asyncStages.executable()
+            let ldd = try ChildProcess.run("/usr/bin/ldd", [program], in: directory)
+            let line = try #require(ldd.stdout.split(separator: "\n").first { $0.contains("libswift_Concurrency.so =>") })
+            let runtime = try #require(line.split(separator: " ").first { $0.hasPrefix("/") }.map(String.init))
+            let symbols = try ChildProcess.run("/usr/bin/nm", ["-D", runtime], in: directory).stdout
+            let symbol = try #require(symbols.split(separator: "\n").first { $0.hasSuffix(" _swift_concurrency_debug_internal_layout_version") })
+            let address = try #require(UInt64(symbol.prefix { $0 != " " }, radix: 16))
+            // The file offset of that address: from the PT_LOAD segment that maps it.
+            let segments = try ChildProcess.run("/usr/bin/readelf", ["-lW", runtime], in: directory).stdout
+            let offset = try #require(segments.split(separator: "\n").compactMap { line -> UInt64? in
+                let fields = line.split(separator: " ")
+                guard fields.first == "LOAD", fields.count >= 5, let fileOffset = UInt64(fields[1].dropFirst(2), radix: 16),
+                      let start = UInt64(fields[2].dropFirst(2), radix: 16), let size = UInt64(fields[4].dropFirst(2), radix: 16),
+                      address >= start, address < start + size else { return nil }
+                return address - start + fileOffset
+            }.first)
+            let copy = directory + "/runtime"
+            let original = (runtime as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+            for name in try FileManager.default.contentsOfDirectory(atPath: original) where name.hasSuffix(".so") {
+                if name == "libswift_Concurrency.so" {
+                    var bytes = try Data(contentsOf: URL(fileURLWithPath: runtime))
+                    withUnsafeBytes(of: version.littleEndian) { bytes.replaceSubrange(Int(offset)..<Int(offset) + 4, with: $0) }
+                    try bytes.write(to: URL(fileURLWithPath: copy + "/" + name))
+                } else {
+                    try FileManager.default.createSymbolicLink(atPath: copy + "/" + name, withDestinationPath: original + "/" + name)
+                }
+            }
+            return copy
+        }
+
+        @Test("a concurrency runtime of another layout version is refused with one summary line: machine stacks")
+        func unverifiedRuntime() throws {
+            let directory = try ScratchDirectory.make("async-stages-runtime-v2")
+            let runtime = try Self.runtimeWithLayoutVersion(2, in: directory)
+            let run = try ProfiledRun.preload(
+                .asyncStages, ["6"],
+                settings: ["STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-", "LD_LIBRARY_PATH": runtime], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            #expect(run.process.stdout == (try Self.unprofiledResult(rounds: "6")), "\(run.process)")
+            let refusals = run.process.stderrLines.filter { $0.hasPrefix("stacksampler: async stacks: off") }
+            #expect(refusals.count == 1 && refusals.first?.contains("layout version 2") == true, "\(run.process.stderr)")
+            let profile = try run.profile()
+            #expect(Self.asyncCallerStacks(profile).isEmpty, "\(Self.asyncCallerStacks(profile))")
+            #expect(profile.inclusiveCount { $0.hasPrefix("swift::runJobInEstablishedExecutorContext") } >= 30)
         }
 
         @Test("invocations: an async function is one call across its awaits (CLI record, cpu)")
