@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Handler time per sample with and without Swift async stacks (issue 16), on
 # Tests/Programs/async_stages.swift (swiftc -O -g) under the preload library, cpu mode at 1 ms:
-# interleaved runs, the median of the runs' handler medians each way (from the summary).
+# interleaved runs, the median of the runs' handler medians each way (from the summary); then
+# the chain walk alone (Scripts/bench-async-chain.c).
 #
 #   Scripts/bench-async.sh [RUNS]     (default 7; needs a release build)
 set -euo pipefail
@@ -27,3 +28,6 @@ for _ in $(seq "$runs"); do
 done
 echo "handler median, async stacks on:  $(printf '%s\n' "${with[@]}" | median) us (runs: ${with[*]})"
 echo "handler median, async stacks off: $(printf '%s\n' "${without[@]}" | median) us (runs: ${without[*]})"
+
+gcc -O2 -I CSupport/include Scripts/bench-async-chain.c -o "$work/chain" -L "$build" -lStackSamplerPreload -Wl,-rpath,"$build"
+"$work/chain"
