@@ -62,6 +62,9 @@ extension EndToEnd {
             #expect(Double(leaf.carrying) >= 0.95 * Double(leaf.all), "\(leaf) \(context)\n\(stacks)")
             #expect(Double(other.carrying) >= 0.95 * Double(other.all), "\(other) \(context)\n\(stacks)")
             #expect(inventedCallers(profile).isEmpty, "\(inventedCallers(profile)) \(context)")
+            // A stack with async callers is marked as such at its root.
+            let unmarked = profile.stacks.filter { $0.frames.contains { $0.hasPrefix("outerRequest(") } && $0.frames.first != "[async]" }
+            #expect(unmarked.reduce(0) { $0 + $1.count } <= leaf.all / 20, "\(context)\n\(stacks)")
             // The executor frames are replaced: none above an async function's frame.
             let executor = profile.stacks.filter { stack in
                 stack.frames.contains { $0.hasPrefix("leafWork(") } && stack.frames.contains { $0.hasPrefix("swift_job_run") }
