@@ -119,8 +119,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .asyncStagesSelf:
             ["swiftc", "-O", "-g", "-parse-as-library", "-D", "SELF_PROFILING",
              "-import-objc-header", PackagePaths.root + "/Sources/PreloadEntry/include/stacksampler.h"]
-        case .smallAltstack, .ownLibunwind: ["gcc", "-O2", "-pthread"]
-        case .hiddenDlclose: ["gcc", "-O2"]
+        case .smallAltstack, .ownLibunwind, .hiddenDlclose: ["gcc", "-O2", "-pthread"]
         case .rustThreads: ["rustc", "-O"]
         }
     }

@@ -80,16 +80,22 @@ extension EndToEnd {
             #expect(Self.wholeShare(profile) >= 0.99, "\(stacks)")
         }
 
-        @Test("a program that uses libunwind itself beside dl_iterate_phdr callbacks finishes")
+        /// The deadlock this guards against (a handler unwinding with the program's libunwind)
+        /// struck about 4 runs in 10, mostly early: 12 short runs leave it no chance to hide.
+        @Test("a program that uses libunwind itself beside dl_iterate_phdr callbacks finishes, 12 runs in a row")
         func programsOwnLibunwind() throws {
             let directory = try ScratchDirectory.make("own-libunwind")
-            let run = try ProfiledRun.preload(
-                .ownLibunwind, ["2000"],
-                settings: ["STACKSAMPLER_MODE": "cpu", "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-"], in: directory)
-            #expect(run.process.termination == .exited(0), "\(run.process)")
-            #expect(ProgramOutput.integer("backtraces", in: run.process.stdout) == 2000, "\(run.process)")
-            #expect(ProgramOutput.integer("iterations", in: run.process.stdout) == 2000, "\(run.process)")
-            #expect(try run.profile().totalSamples > 0)
+            var samples = 0
+            for _ in 0..<12 {
+                let run = try ProfiledRun.preload(
+                    .ownLibunwind, ["300"],
+                    settings: ["STACKSAMPLER_MODE": "cpu", "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-"], in: directory)
+                #expect(run.process.termination == .exited(0), "\(run.process)")
+                #expect(ProgramOutput.integer("backtraces", in: run.process.stdout) == 300, "\(run.process)")
+                #expect(ProgramOutput.integer("iterations", in: run.process.stdout) == 300, "\(run.process)")
+                samples += try run.profile().totalSamples
+            }
+            #expect(samples > 0)
         }
 
         @Test("modules closed through libc's own dlclose while sampling at 1 kHz")
@@ -97,10 +103,10 @@ extension EndToEnd {
             let directory = try ScratchDirectory.make("hidden-dlclose")
             let plugin = try TestProgram.plugin.executable()
             let run = try ProfiledRun.preload(
-                .hiddenDlclose, [plugin, "300"],
+                .hiddenDlclose, [plugin, "6"],
                 settings: ["STACKSAMPLER_MODE": "cpu", "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-"], in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
-            #expect(ProgramOutput.integer("closed", in: run.process.stdout) == 300, "\(run.process)")
+            #expect(ProgramOutput.integer("closed", in: run.process.stdout) == 6, "\(run.process)")
             #expect(try run.profile().totalSamples > 0)
         }
     }
