@@ -38,15 +38,18 @@ enum {
 };
 #define SS_RBP_UNCHANGED 0        /* rbp_offset: the caller's rbp is this frame's */
 #define SS_RBP_UNKNOWN INT16_MIN  /* rbp_offset: the caller's rbp cannot be known */
+#define SS_R14_UNCHANGED 0        /* r14_slot: the caller's r14 is this frame's */
+#define SS_R14_UNKNOWN INT8_MIN   /* r14_slot: the caller's r14 cannot be known */
 
 /* The rule from module address `pc` (relative to the table's bias) to the next row's.
- * The return address is at CFA-8; the caller's rbp at CFA + rbp_offset unless a marker. */
+ * The return address is at CFA-8; the caller's rbp at CFA + rbp_offset unless a marker;
+ * the caller's r14 (the Swift async context register) at CFA + 8 * r14_slot unless a marker. */
 typedef struct {
     uint32_t pc;
     int32_t cfa_offset;
     int16_t rbp_offset;
     uint8_t kind;
-    uint8_t unused;
+    int8_t r14_slot;
 } ss_unwind_row;
 
 /* Rows sorted by pc, in a mapping of their own, then a page index: the rows whose pc
@@ -84,6 +87,37 @@ void ss_module_cache_prepare(int core_only);
 /* unwind.c: the walk through an entered index (ss_unwind_stack enters one itself). */
 SS_HIDDEN int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,
                    ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome);
+
+/* What a walk notes for the Swift async chain (async_stack.c): the frame the runtime's
+ * job-running function called, and r14 (the async context register) in that frame. */
+typedef struct {
+    uintptr_t job_low, job_high; /* in: the job-running function's code, [low, high) */
+    uintptr_t r14;               /* in: r14 at the interrupted pc */
+    int frame;                   /* out: index of that frame in the walk's frames, -1 if none */
+    int context_known;           /* out: whether r14 in that frame is known (its CFI rules) */
+    uintptr_t context;           /* out: r14 in that frame */
+} ss_async_probe;
+
+/* ss_unwind_walk that also follows r14 and fills `probe` (which may be NULL). */
+SS_HIDDEN int ss_unwind_walk_probed(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp,
+                                    int fp_known, ss_memory_reader read, void *context, uintptr_t *frames,
+                                    int capacity, int *outcome, ss_async_probe *probe);
+
+/* async_runtime.c: the Swift concurrency runtime's job-running function, found when the
+ * module cache sees the runtime (outside signal context, under the loader's lock). */
+SS_HIDDEN void ss_async_runtime_note(const struct dl_phdr_info *info);
+/* Signal-safe: nonzero, with the job-running function's range, when async stacks are on
+ * and the runtime loaded is one whose context layout was checked. */
+SS_HIDDEN int ss_async_runtime_job_range(uintptr_t *low, uintptr_t *high);
+
+/* async_stack.c: replaces the frames above probe->frame by the async chain from the probe's
+ * context; counts the outcome. Returns the sample's new depth and sets `async_frames`, or
+ * returns -1 and leaves the machine frames when there is no whole chain. Signal-safe if
+ * `read` is. */
+SS_HIDDEN int ss_async_splice(const ss_module_index *index, const ss_async_probe *probe, ss_memory_reader read,
+                              uintptr_t *frames, int count, int capacity, uint16_t *async_frames);
+/* Counts a chain whose read faulted (the handler's guard caught it). */
+SS_HIDDEN void ss_async_count_fault(void);
 
 /* thread_registry.c */
 void ss_registry_stop_all(void);

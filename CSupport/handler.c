@@ -107,6 +107,33 @@ static void ask_for_tables(uint64_t now) {
         ss_sampler_request_refresh();
 }
 
+/* After the guard caught a fault: the kernel blocked the fault signals for on_fault, which
+ * jumped out instead of returning. */
+static void unblock_faults(void) {
+    sigset_t faults;
+    sigemptyset(&faults);
+    sigaddset(&faults, SIGSEGV);
+    sigaddset(&faults, SIGBUS);
+    pthread_sigmask(SIG_UNBLOCK, &faults, NULL);
+}
+
+/* A Swift job's sample: the async chain in place of the executor frames (async_stack.c),
+ * which makes the stack whole from the task's first function whatever ended the walk above
+ * it (its flags go). A fault reading the chain leaves the machine stack already walked. */
+static void record_async_chain(ss_sample *sample, const ss_module_index *index, const ss_async_probe *probe, int count) {
+    if (sigsetjmp(unwind_escape, 0) == 0) {
+        int depth = ss_async_splice(index, probe, read_directly, sample->frames, count,
+                                    (int)ss_active_config.max_depth, &sample->async_frames);
+        if (depth >= 0) {
+            sample->depth = (uint16_t)depth;
+            sample->flags = SS_SAMPLE_ASYNC;
+        }
+    } else {
+        ss_async_count_fault();
+        unblock_faults();
+    }
+}
+
 static void record_sample(const ucontext_t *context, const siginfo_t *info) {
     ss_sample *sample = ss_buffer_claim();
     if (!sample) return;
@@ -114,6 +141,7 @@ static void record_sample(const ucontext_t *context, const siginfo_t *info) {
     sample->time_ns = entered;
     sample->tid = ss_current_tid();
     sample->flags = 0;
+    sample->async_frames = 0;
     sample->periods = 1 + (info->si_code == SI_TIMER && info->si_overrun > 0 ? (uint32_t)info->si_overrun : 0);
     const greg_t *registers = context->uc_mcontext.gregs;
     sample->frames[0] = (uintptr_t)registers[REG_RIP];
@@ -124,21 +152,20 @@ static void record_sample(const ucontext_t *context, const siginfo_t *info) {
         int buffer = -1, outcome = SS_WALK_ENDED_EARLY, count = 1;
         const ss_module_index *index = ss_module_index_enter(&buffer);
         unwinding = 1;
+        ss_async_probe probe = {.r14 = (uintptr_t)registers[REG_R14], .frame = -1};
+        int async = ss_async_runtime_job_range(&probe.job_low, &probe.job_high);
         if (sigsetjmp(unwind_escape, 0) == 0) {
-            count = ss_unwind_walk(index, (uintptr_t)registers[REG_RIP], (uintptr_t)registers[REG_RSP],
-                                   (uintptr_t)registers[REG_RBP], 1, read_directly, NULL, sample->frames,
-                                   (int)ss_active_config.max_depth, &outcome);
+            count = ss_unwind_walk_probed(index, (uintptr_t)registers[REG_RIP], (uintptr_t)registers[REG_RSP],
+                                          (uintptr_t)registers[REG_RBP], 1, read_directly, NULL, sample->frames,
+                                          (int)ss_active_config.max_depth, &outcome, async ? &probe : NULL);
             sample->depth = (uint16_t)count;
             sample->flags = outcome == SS_WALK_TRUNCATED ? SS_SAMPLE_TRUNCATED
                           : outcome == SS_WALK_ENDED_EARLY ? SS_SAMPLE_UNWIND_FAILED : 0;
+            if (probe.frame >= 0) record_async_chain(sample, index, &probe, count);
         } else {
             sample->depth = 1;
             sample->flags = SS_SAMPLE_UNWIND_FAULTED;
-            sigset_t faults;
-            sigemptyset(&faults);
-            sigaddset(&faults, SIGSEGV);
-            sigaddset(&faults, SIGBUS);
-            pthread_sigmask(SIG_UNBLOCK, &faults, NULL);
+            unblock_faults();
         }
         unwinding = 0;
         if (index) ss_module_index_leave(buffer);

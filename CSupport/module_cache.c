@@ -120,6 +120,7 @@ static int note_module(struct dl_phdr_info *info, size_t size, void *data) {
     refresh_pass *pass = data;
     int first = pass->first;
     pass->first = 0;
+    if (!pass->core_only) ss_async_runtime_note(info); /* reads a file: not on the start-up path */
     for (size_t i = 0; i < known_count; i++) {
         known_module *module = &known[i];
         if (module->base == info->dlpi_addr && module->program_headers == info->dlpi_phdr &&

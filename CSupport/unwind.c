@@ -11,6 +11,10 @@
  * end it complete. A signal frame (glibc's __restore_rt, marked 'S' in its CIE)
  * continues from the ucontext the kernel saved on the stack, so a program's own
  * handler shows the code it interrupted.
+ *
+ * r14 is followed too (its CFI rules, from the interrupted value): it holds a Swift
+ * async function's context, which async_stack.c reads in the frame the Swift runtime's
+ * job-running function called (the probe).
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
@@ -21,10 +25,11 @@
 #include <string.h>
 #include <sys/uio.h>
 
-/* One step's registers. `fp_known` is 0 when rbp's value is not known. */
+/* One step's registers. `fp_known` (`r14_known`) is 0 when rbp's (r14's) value is not known;
+ * r14 is followed only for a walk with a probe (`tracks_r14`). */
 typedef struct {
-    uintptr_t pc, sp, fp;
-    int fp_known;
+    uintptr_t pc, sp, fp, r14;
+    int fp_known, r14_known, tracks_r14;
 } registers;
 
 static int read_word(ss_memory_reader read, void *context, uintptr_t address, uintptr_t *value) {
@@ -34,12 +39,13 @@ static int read_word(ss_memory_reader read, void *context, uintptr_t address, ui
 /* Moves `regs` from a signal frame to the context it interrupted. */
 static int step_signal_frame(registers *regs, ss_memory_reader read, void *context) {
     uintptr_t gregs = regs->sp + offsetof(ucontext_t, uc_mcontext.gregs);
-    uintptr_t pc, sp, fp;
+    uintptr_t pc, sp, fp, r14;
     if (!read_word(read, context, gregs + REG_RIP * sizeof(greg_t), &pc) ||
         !read_word(read, context, gregs + REG_RSP * sizeof(greg_t), &sp) ||
-        !read_word(read, context, gregs + REG_RBP * sizeof(greg_t), &fp))
+        !read_word(read, context, gregs + REG_RBP * sizeof(greg_t), &fp) ||
+        !read_word(read, context, gregs + REG_R14 * sizeof(greg_t), &r14))
         return 0;
-    *regs = (registers){pc, sp, fp, 1};
+    *regs = (registers){pc, sp, fp, r14, 1, 1, regs->tracks_r14};
     return 1;
 }
 
@@ -64,14 +70,32 @@ static int step_frame(registers *regs, const ss_unwind_row *row, ss_memory_reade
         if (!read_word(read, context, cfa + (intptr_t)row->rbp_offset, &regs->fp)) return 0;
         regs->fp_known = 1;
     }
+    if (regs->tracks_r14 && row->r14_slot != SS_R14_UNCHANGED)
+        regs->r14_known = row->r14_slot != SS_R14_UNKNOWN &&
+                          read_word(read, context, cfa + 8 * (intptr_t)row->r14_slot, &regs->r14);
     regs->pc = return_address;
     regs->sp = cfa;
     return 1;
 }
 
+/* Notes in `probe` the frame at index `frame` (registers `callee`) if its caller, now at
+ * `caller_pc` (a return address), is the job-running function. */
+static void note_async_frame(ss_async_probe *probe, int frame, const registers *callee, uintptr_t caller_pc) {
+    if (probe->frame >= 0 || caller_pc - 1 < probe->job_low || caller_pc - 1 >= probe->job_high) return;
+    probe->frame = frame;
+    probe->context_known = callee->r14_known;
+    probe->context = callee->r14;
+}
+
 int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,
                    ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome) {
-    registers regs = {pc, sp, fp, fp_known};
+    return ss_unwind_walk_probed(index, pc, sp, fp, fp_known, read, context, frames, capacity, outcome, NULL);
+}
+
+int ss_unwind_walk_probed(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,
+                          ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome,
+                          ss_async_probe *probe) {
+    registers regs = {pc, sp, fp, probe ? probe->r14 : 0, fp_known, probe != NULL, probe != NULL};
     int count = 0;
     int exact_pc = 1; /* the interrupted pc, not a return address (whose call is at pc - 1) */
     for (;;) {
@@ -84,7 +108,9 @@ int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uin
             if (!step_signal_frame(&regs, read, context)) { *outcome = SS_WALK_ENDED_EARLY; return count; }
             exact_pc = 1;
         } else {
+            registers callee = regs;
             if (!step_frame(&regs, row, read, context)) { *outcome = SS_WALK_ENDED_EARLY; return count; }
+            if (probe) note_async_frame(probe, count - 1, &callee, regs.pc);
             exact_pc = 0;
         }
         if (regs.pc == 0) { *outcome = SS_WALK_COMPLETE; return count; } /* a zero return address ends a stack */

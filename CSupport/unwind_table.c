@@ -23,12 +23,13 @@
 enum {
     REG_NUMBER_RBP = 6,
     REG_NUMBER_RSP = 7,
+    REG_NUMBER_R14 = 14, /* the Swift async context register (async_stack.c) */
     REG_NUMBER_RA = 16,
     STATE_STACK_DEPTH = 16,
     PE_OMIT = 0xff,
 };
 
-/* The rule of one register in the CFI state machine (only rbp and the return address matter). */
+/* The rule of one register in the CFI state machine (only rbp, r14 and the return address matter). */
 typedef enum { RULE_SAME, RULE_OFFSET, RULE_UNDEFINED, RULE_OTHER } register_rule;
 
 typedef struct {
@@ -36,8 +37,8 @@ typedef struct {
     int64_t cfa_offset;
     uint8_t cfa_expression;    /* SS_ROW_PLT or SS_ROW_UNKNOWN when cfa_register is -1 */
     int64_t plt_threshold;
-    register_rule rbp_rule, ra_rule;
-    int64_t rbp_offset, ra_offset;
+    register_rule rbp_rule, ra_rule, r14_rule;
+    int64_t rbp_offset, ra_offset, r14_offset;
 } cfi_state;
 
 typedef struct {
@@ -221,7 +222,8 @@ static void append_row(table_builder *builder, uintptr_t pc, ss_unwind_row row) 
     while (count > 0 && table->rows[count - 1].pc >= row.pc) count--;
     if (count > 0) {
         const ss_unwind_row *last = &table->rows[count - 1];
-        if (last->kind == row.kind && last->cfa_offset == row.cfa_offset && last->rbp_offset == row.rbp_offset) {
+        if (last->kind == row.kind && last->cfa_offset == row.cfa_offset && last->rbp_offset == row.rbp_offset &&
+            last->r14_slot == row.r14_slot) {
             table->count = count; /* the same rule continues */
             return;
         }
@@ -238,7 +240,7 @@ static void append_row(table_builder *builder, uintptr_t pc, ss_unwind_row row) 
 }
 
 static ss_unwind_row row_from_state(const cfi_state *state, int signal_frame) {
-    ss_unwind_row row = {.kind = SS_ROW_UNKNOWN, .rbp_offset = SS_RBP_UNKNOWN};
+    ss_unwind_row row = {.kind = SS_ROW_UNKNOWN, .rbp_offset = SS_RBP_UNKNOWN, .r14_slot = SS_R14_UNKNOWN};
     if (state->ra_rule == RULE_UNDEFINED) { row.kind = SS_ROW_OUTERMOST; return row; }
     if (signal_frame) { row.kind = SS_ROW_SIGNAL; return row; }
     if (state->ra_rule != RULE_OFFSET || state->ra_offset != -8) return row;
@@ -251,6 +253,10 @@ static ss_unwind_row row_from_state(const cfi_state *state, int signal_frame) {
     if (state->rbp_rule == RULE_SAME) row.rbp_offset = SS_RBP_UNCHANGED;
     else if (state->rbp_rule == RULE_OFFSET && state->rbp_offset < 0 && state->rbp_offset > INT16_MIN)
         row.rbp_offset = (int16_t)state->rbp_offset;
+    if (state->r14_rule == RULE_SAME) row.r14_slot = SS_R14_UNCHANGED;
+    else if (state->r14_rule == RULE_OFFSET && state->r14_offset < 0 && state->r14_offset % 8 == 0 &&
+             state->r14_offset / 8 > SS_R14_UNKNOWN)
+        row.r14_slot = (int8_t)(state->r14_offset / 8);
     return row;
 }
 
@@ -268,6 +274,14 @@ static int plt_expression(const uint8_t *bytes, size_t length, int64_t *threshol
 static void set_rule(cfi_state *state, uint64_t reg, register_rule rule, int64_t offset) {
     if (reg == REG_NUMBER_RBP) { state->rbp_rule = rule; state->rbp_offset = offset; }
     else if (reg == REG_NUMBER_RA) { state->ra_rule = rule; state->ra_offset = offset; }
+    else if (reg == REG_NUMBER_R14) { state->r14_rule = rule; state->r14_offset = offset; }
+}
+
+/* DW_CFA_restore: register `reg` gets its rule from the CIE's instructions back. */
+static void restore_rule(cfi_state *state, const cfi_state *initial, uint64_t reg) {
+    if (reg == REG_NUMBER_RBP) set_rule(state, reg, initial->rbp_rule, initial->rbp_offset);
+    else if (reg == REG_NUMBER_RA) set_rule(state, reg, initial->ra_rule, initial->ra_offset);
+    else if (reg == REG_NUMBER_R14) set_rule(state, reg, initial->r14_rule, initial->r14_offset);
 }
 
 /* Runs CFI instructions. With `builder`, rows are emitted as the location advances;
@@ -283,11 +297,7 @@ static int run_cfi(cursor c, const cie_info *cie, cfi_state *state, const cfi_st
         switch (op >> 6) {
         case 1: delta = op & 0x3f; advance = 1; break;
         case 2: set_rule(state, op & 0x3f, RULE_OFFSET, (int64_t)read_uleb(&c) * cie->data_align); continue;
-        case 3:
-            reg = op & 0x3f;
-            if (reg == REG_NUMBER_RBP) { state->rbp_rule = initial->rbp_rule; state->rbp_offset = initial->rbp_offset; }
-            else if (reg == REG_NUMBER_RA) { state->ra_rule = initial->ra_rule; state->ra_offset = initial->ra_offset; }
-            continue;
+        case 3: restore_rule(state, initial, op & 0x3f); continue;
         default: break;
         }
         if (!advance) {
@@ -301,8 +311,7 @@ static int run_cfi(cursor c, const cie_info *cie, cfi_state *state, const cfi_st
             case 0x06: case 0x0d: /* restore_extended, def_cfa_register */
                 reg = read_uleb(&c);
                 if (op == 0x0d) state->cfa_register = (int)reg;
-                else if (reg == REG_NUMBER_RBP) { state->rbp_rule = initial->rbp_rule; state->rbp_offset = initial->rbp_offset; }
-                else if (reg == REG_NUMBER_RA) { state->ra_rule = initial->ra_rule; state->ra_offset = initial->ra_offset; }
+                else restore_rule(state, initial, reg);
                 break;
             case 0x07: set_rule(state, read_uleb(&c), RULE_UNDEFINED, 0); break;
             case 0x08: set_rule(state, read_uleb(&c), RULE_SAME, 0); break;
@@ -376,18 +385,18 @@ static void add_fde(table_builder *builder, const struct dl_phdr_info *module, c
         c.at += length;
     }
     if (c.failed || range == 0) return;
-    cfi_state initial = {.cfa_register = REG_NUMBER_RSP, .rbp_rule = RULE_SAME, .ra_rule = RULE_SAME};
+    cfi_state initial = {.cfa_register = REG_NUMBER_RSP, .rbp_rule = RULE_SAME, .ra_rule = RULE_SAME, .r14_rule = RULE_SAME};
     uintptr_t location = start;
     if (!run_cfi((cursor){cie.instructions, cie.instructions_end, 0}, &cie, &initial, &initial, NULL, &location)) return;
     cfi_state state = initial;
     if (!run_cfi(c, &cie, &state, &initial, builder, &location)) {
         /* A program that cannot be followed: its whole range says so (the row at `start`
          * replaces every row of it). */
-        append_row(builder, start, (ss_unwind_row){.kind = SS_ROW_UNKNOWN, .rbp_offset = SS_RBP_UNKNOWN});
+        append_row(builder, start, (ss_unwind_row){.kind = SS_ROW_UNKNOWN, .rbp_offset = SS_RBP_UNKNOWN, .r14_slot = SS_R14_UNKNOWN});
     } else {
         append_row(builder, location, row_from_state(&state, cie.signal_frame));
     }
-    append_row(builder, start + range, (ss_unwind_row){.kind = SS_ROW_NONE, .rbp_offset = SS_RBP_UNKNOWN});
+    append_row(builder, start + range, (ss_unwind_row){.kind = SS_ROW_NONE, .rbp_offset = SS_RBP_UNKNOWN, .r14_slot = SS_R14_UNKNOWN});
 }
 
 enum { PAGE_SHIFT = 12 };

@@ -33,6 +33,10 @@ enum {
     SS_SAMPLE_UNWIND_FAULTED = 1u << 3, /**< walk read unmapped memory; sample ended at the leaf */
     SS_SAMPLE_WITHOUT_SIGNAL = 1u << 4, /**< wall mode: a thread blocked in a system call, walked by the sampler
                                              thread from the stack pointer and PC the kernel shows, unsignalled */
+    SS_SAMPLE_ASYNC = 1u << 5, /**< a Swift job: the last `async_frames` frames are the async chain's resume
+                                    functions, innermost first, in place of the executor frames above the
+                                    innermost async function; each is stored as its entry + 1, so that a
+                                    reader that takes a caller's frame minus 1 as the call finds its entry */
 };
 
 /** One raw sample as stored in the buffer. Frames are leaf first. */
@@ -45,6 +49,7 @@ typedef struct {
     uint16_t flags;     /**< SS_SAMPLE_* */
     uint32_t periods;   /**< periods this sample stands for: 1, plus the timer's overrun in cpu
                              mode (expirations the kernel noticed late and merged into this one) */
+    uint16_t async_frames; /**< with SS_SAMPLE_ASYNC: how many of the last frames are async resume functions */
     uintptr_t frames[]; /**< frames[0] is the interrupted PC, then return addresses */
 } ss_sample;
 
@@ -180,6 +185,45 @@ enum {
  *  ss_read_memory_checked, on a thread stopped in a system call. */
 int ss_unwind_stack(uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, ss_memory_reader read, void *context,
                     uintptr_t *frames, int capacity, int *outcome);
+
+/** How a walk of a Swift async context chain ended (Parent, ResumeParent from an async context). */
+enum {
+    SS_ASYNC_COMPLETE = 0,   /**< reached the task's first context (Parent NULL): the chain is recorded */
+    SS_ASYNC_NO_CONTEXT,     /**< the context register in the async frame could not be known */
+    SS_ASYNC_UNREADABLE,     /**< a context could not be read (unmapped memory, a misaligned pointer) */
+    SS_ASYNC_NOT_CODE,       /**< a resume function outside every module's unwind tables */
+    SS_ASYNC_CYCLE,          /**< a context leads back to an earlier one */
+    SS_ASYNC_TOO_DEEP,       /**< more contexts than the sample has room for, or SS_ASYNC_MAX_DEPTH */
+    SS_ASYNC_OUTCOMES,       /**< the number of outcomes */
+};
+
+/** The deepest async chain a sample records. */
+#define SS_ASYNC_MAX_DEPTH 128
+
+/** Walks the async context chain from `context` (an async function's context), reading memory
+ *  with `read`: writes the parents' resume functions, innermost first (the task's first context,
+ *  whose resume function is the runtime's, adds none), at most `capacity`. Returns their count
+ *  and sets `outcome` (SS_ASYNC_*); what it wrote counts only with SS_ASYNC_COMPLETE. */
+int ss_async_chain(uintptr_t context, ss_memory_reader read, void *read_context, uintptr_t *resumes, int capacity,
+                   int *outcome);
+
+/** Samples by how their async chain walk ended (SS_ASYNC_OUTCOMES entries): only samples taken in
+ *  a frame the Swift runtime's job-running function called count. */
+void ss_async_statistics(uint64_t *counts);
+
+/** What the engine knows of the Swift concurrency runtime of the process. */
+enum {
+    SS_ASYNC_RUNTIME_ABSENT = 0,    /**< not loaded (yet): no sample is a Swift job */
+    SS_ASYNC_RUNTIME_SUPPORTED,     /**< loaded, with the context layout checked: async stacks recorded */
+    SS_ASYNC_RUNTIME_UNSUPPORTED,   /**< loaded, but its layout version or job-running function unknown */
+};
+
+/** The runtime's status (SS_ASYNC_RUNTIME_*); `layout_version` gets the runtime's debug layout
+ *  version (`_swift_concurrency_debug_internal_layout_version`), -1 if none was found. */
+int ss_async_runtime_status(int64_t *layout_version);
+
+/** Turns the async chain of Swift jobs on (the default) or off (machine stacks only). */
+void ss_async_stacks_enable(int enabled);
 
 /** ss_unwind_stack from the caller of this function, at its call (return address - 1). */
 int ss_unwind_caller_stack(ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome);

@@ -25,6 +25,9 @@ public struct ProfilerConfiguration: Sendable {
     public var symbols = SymbolOptions()
     /// Reconstructs function invocations and reports stalls with these settings; nil (the default) does not.
     public var invocations: InvocationConfiguration?
+    /// Whether samples of Swift jobs show their task's async callers in place of the executor
+    /// frames (the default), or their machine stacks.
+    public var asyncStacks = true
 
     /// Creates a configuration; the defaults sample every 10 ms of CPU time, 256 frames deep.
     public init(period: Duration = .milliseconds(10), mode: SamplingMode = .cpu, maxDepth: Int = 256, bufferSlots: Int = 1024,

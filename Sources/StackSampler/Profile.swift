@@ -96,6 +96,8 @@ public struct Profile: Sendable {
     public var losses: Losses
     /// What the profiler cost.
     public var overhead = Overhead()
+    /// How samples of Swift jobs fared (async callers recorded, or the machine stack kept).
+    public var asyncStacks = AsyncStacks()
     /// Wall-clock time (CLOCK_REALTIME, ns since the epoch) at `startNanoseconds`.
     public var realtimeStartNanoseconds: UInt64 = 0
     /// Reconstructed function calls, by thread, start and depth; empty unless `configuration.invocations` was set.

@@ -49,6 +49,7 @@ enum ProfileBuilder {
                               signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0,
                               stacks: naming.stacks, threads: threads, frames: naming.frames, modules: modules.modules,
                               losses: losses, overhead: overhead)
+        profile.asyncStacks = Profile.AsyncStacks.engine(since: sampler.asyncStacksAtStart)
         profile.processID = getpid()
         profile.processName = FileIO.readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? ""
         profile.realtimeStartNanoseconds = realtimeNanoseconds(atMonotonic: sampler.startTime)
@@ -68,9 +69,11 @@ enum ProfileBuilder {
             }
         }
         let hidden = Set(frames.filter { $0.value.name == SS_THREAD_TRAMPOLINE_NAME }.keys)
-        let cleaned = hidden.isEmpty ? stacks : stacks.map { stack in
+        let asyncResumes = frames.contains { $0.value.isAsyncResume }
+        let cleaned = hidden.isEmpty && !asyncResumes ? stacks : stacks.map { stack in
             var stack = stack
             stack.addresses.removeAll { hidden.contains($0) }
+            if asyncResumes { stack.addresses = AsyncFunctions.withoutSelfResumes(stack.addresses, frames: frames) }
             return stack
         }
         return Naming(stacks: cleaned, frames: frames, hidden: hidden, symbolizer: symbolizer)

@@ -6,7 +6,7 @@ import StackSampler
 /// `STACKSAMPLER_FORMAT` (else each file's extension), `STACKSAMPLER_PERIOD`, `STACKSAMPLER_MODE`,
 /// `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_PROCESS_ROOT`, `STACKSAMPLER_ICICLE`, `STACKSAMPLER_MAX_DEPTH`,
 /// `STACKSAMPLER_BUFFER_SIZE`, `STACKSAMPLER_SUMMARY` and `STACKSAMPLER_RAW` (`%p` too),
-/// `STACKSAMPLER_DEBUG_ROOT`, `STACKSAMPLER_SPECIALIZATIONS`, `STACKSAMPLER_LINES`,
+/// `STACKSAMPLER_DEBUG_ROOT`, `STACKSAMPLER_SPECIALIZATIONS`, `STACKSAMPLER_LINES`, `STACKSAMPLER_ASYNC_STACKS` (0: off),
 /// and the invocation variables (`InvocationEnvironment`).
 struct PreloadSettings: Sendable {
     /// The variable that names the outputs.
@@ -70,6 +70,7 @@ struct PreloadSettings: Sendable {
         }
         configuration.symbols.keepsSpecializations = flag("STACKSAMPLER_SPECIALIZATIONS")
         configuration.symbols.resolvesLines = flag("STACKSAMPLER_LINES")
+        configuration.asyncStacks = variable("STACKSAMPLER_ASYNC_STACKS") != "0"
         let invocations = try InvocationEnvironment.read(pid: String(getpid()))
         configuration.invocations = invocations.configuration
         var format: OutputFormat?

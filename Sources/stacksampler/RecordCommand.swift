@@ -38,6 +38,9 @@ struct RecordCommand: ParsableCommand {
     @Flag(help: "Name specializations of Swift generic functions apart instead of as their generic function.")
     var keepSpecializations = false
 
+    @Flag(help: "Show Swift jobs with their machine stacks (under the executor) instead of their task's async callers.")
+    var noAsyncStacks = false
+
     @Flag(help: "Read DWARF for source lines (speedscope files, pprof lines) and show inlined calls as frames of their own (name_[i]). Off by default: it costs time and memory.")
     var lines = false
 
@@ -122,6 +125,7 @@ struct RecordCommand: ParsableCommand {
         environment["STACKSAMPLER_RAW"] = rawPattern
         if keepSpecializations { environment["STACKSAMPLER_SPECIALIZATIONS"] = "1" }
         if lines { environment["STACKSAMPLER_LINES"] = "1" }
+        if noAsyncStacks { environment["STACKSAMPLER_ASYNC_STACKS"] = "0" }
         if let debugRoot { environment["STACKSAMPLER_DEBUG_ROOT"] = URL(fileURLWithPath: debugRoot).standardizedFileURL.path }
         environment.merge(invocationOptions.environment) { _, option in option }
 

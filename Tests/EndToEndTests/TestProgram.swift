@@ -77,12 +77,19 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// Signals meeting the signal machinery half-way: siginterrupt, a bad sigaction pointer,
     /// concurrent sigaction writers, SIGSEGV sent during samples.
     case signalRaces = "signal_races"
+    /// Swift concurrency: task groups run `outerRequest` -> `middleStage` -> `leafWork` x3 -> `burn`, then
+    /// `outerRequest` -> `otherStage` -> `burn`, `outerRequest` -> `loopStage` -> `step` (awaited in a loop), with
+    /// Task.yield, Task.sleep, an actor hop and a @MainActor call.
+    case asyncStages = "async_stages"
+    /// `asyncStages` sampling itself at 1 ms through the C API (Profiler.start): ROUNDS MODE PROFILE.
+    case asyncStagesSelf = "async_stages_self"
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
         switch self {
         case .matrix, .swiftSignals: rawValue + ".swift"
         case .threadsBeforeStartSwift: "threads_before_start.swift"
+        case .asyncStages, .asyncStagesSelf: "async_stages.swift"
         case .threadsBeforeStartNoFramePointers: "threads_before_start.c"
         case .rustThreads: rawValue + ".rs"
         case .loaderChurn: rawValue + ".cpp"
@@ -108,6 +115,10 @@ enum TestProgram: String, CaseIterable, Sendable {
         // -g: swiftc on Linux writes .eh_frame for every function only with debug info.
         case .threadsBeforeStartSwift:
             ["swiftc", "-O", "-g", "-import-objc-header", PackagePaths.root + "/Sources/PreloadEntry/include/stacksampler.h"]
+        case .asyncStages: ["swiftc", "-O", "-g", "-parse-as-library"]
+        case .asyncStagesSelf:
+            ["swiftc", "-O", "-g", "-parse-as-library", "-D", "SELF_PROFILING",
+             "-import-objc-header", PackagePaths.root + "/Sources/PreloadEntry/include/stacksampler.h"]
         case .smallAltstack, .ownLibunwind, .hiddenDlclose: ["gcc", "-O2", "-pthread"]
         case .rustThreads: ["rustc", "-O"]
         }
@@ -118,7 +129,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         switch self {
         case .cAPI, .cAPIExec, .sessions, .threadsBeforeStart, .threadsBeforeStartNoFramePointers:
             ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Wl,-rpath," + BuildProducts.directory]
-        case .threadsBeforeStartSwift:
+        case .threadsBeforeStartSwift, .asyncStagesSelf:
             ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Xlinker", "-rpath", "-Xlinker", BuildProducts.directory]
         default: []
         }

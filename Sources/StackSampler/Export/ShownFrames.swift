@@ -11,19 +11,24 @@ enum ShownFrame: Hashable, Sendable {
     case threadRoot(Int)
     /// `[truncated]`: the stack was cut at the maximum depth on the root side.
     case truncated
+    /// `[async]`: the frames after it are a Swift task's async callers, read from its async
+    /// contexts, then the running code (see `AsyncFunctions`).
+    case asyncTask
 }
 
 extension Profile {
     /// The frames of `stack` as exporters show them, root first: the process root when
     /// `options.processRoot`, the thread root when `options.perThreadRoots` and the thread is
-    /// known, `[truncated]` when cut, then the code: each address's function followed by the
-    /// calls inlined at it, outermost first.
+    /// known, `[truncated]` when cut, `[async]` when the stack starts with a Swift task's async
+    /// callers, then the code: each address's function followed by the calls inlined at it,
+    /// outermost first.
     func shownFrames(of stack: Stack, options: ExportOptions) -> [ShownFrame] {
         var frames: [ShownFrame] = []
         frames.reserveCapacity(stack.addresses.count + 3)
         if options.processRoot { frames.append(.processRoot) }
         if options.perThreadRoots, threads.indices.contains(stack.thread) { frames.append(.threadRoot(stack.thread)) }
         if stack.isTruncated { frames.append(.truncated) }
+        if let root = stack.addresses.first, self.frames[root]?.isAsyncResume == true { frames.append(.asyncTask) }
         for address in stack.addresses {
             frames.append(.code(address))
             if let inlined = self.frames[address]?.inlined {
@@ -34,7 +39,7 @@ extension Profile {
     }
 
     /// The name of a shown frame: the symbol, an inlined function with FlameGraph's `_[i]`
-    /// suffix, `[name pid=N]`, `[name tid=N]` or `[truncated]`.
+    /// suffix, `[name pid=N]`, `[name tid=N]`, `[truncated]` or `[async]`.
     func name(of frame: ShownFrame) -> String {
         switch frame {
         case .code(let address): name(of: address)
@@ -42,6 +47,7 @@ extension Profile {
         case .processRoot: "[\(processName) pid=\(processID)]"
         case .threadRoot(let index): "[\(threads[index].name) tid=\(threads[index].id)]"
         case .truncated: "[truncated]"
+        case .asyncTask: "[async]"
         }
     }
 
@@ -58,7 +64,7 @@ extension Profile {
         switch frame {
         case .code(let address): frames[address]?.location
         case .inlined(let address, let index): frames[address]?.inlined[index].location
-        case .processRoot, .threadRoot, .truncated: nil
+        case .processRoot, .threadRoot, .truncated, .asyncTask: nil
         }
     }
 }

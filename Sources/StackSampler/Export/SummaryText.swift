@@ -30,6 +30,7 @@ extension Profile {
         if losses.foreignSignals > 0 {
             lines.append("\(losses.foreignSignals) \(signalName(signalNumber)) signals that were not the profiler's were passed to the program's own handler")
         }
+        if let line = asyncStacks.summaryLine { lines.append(line) }
         if let invocationSummary { lines.append(invocationSummary) }
         return lines.map { "stacksampler: " + $0 }.joined(separator: "\n") + "\n"
     }

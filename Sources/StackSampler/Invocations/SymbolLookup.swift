@@ -10,13 +10,25 @@ struct SymbolLookup: FunctionLookup {
     private var symbolizer = Symbolizer(modules: ModuleMap(mapsText: ""))
     /// When the map was last read; 0 before the first lookup.
     private var readAt: UInt64 = 0
+    /// Swift async functions: the start standing for each partial function's start, and the first
+    /// start seen of each async function (by `asyncFunctionKey`).
+    private var asyncFunctionStarts: [UInt: UInt] = [:]
+    private var firstStartOfAsyncFunction: [String: UInt] = [:]
 
     /// A lookup that reads the mappings when first used.
     init() {}
 
     mutating func functionStart(of address: UInt) -> UInt {
         refreshIfUnmapped(address)
-        return symbolizer.functionStart(of: address)
+        let start = symbolizer.functionStart(of: address)
+        if let known = asyncFunctionStarts[start] { return known }
+        var canonical = start
+        if let key = symbolizer.symbolize(start).asyncFunctionKey {
+            canonical = firstStartOfAsyncFunction[key] ?? start
+            firstStartOfAsyncFunction[key] = canonical
+        }
+        asyncFunctionStarts[start] = canonical
+        return canonical
     }
 
     mutating func name(of address: UInt) -> String {

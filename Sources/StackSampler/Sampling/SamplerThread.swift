@@ -82,6 +82,7 @@ final class SamplerThread: @unchecked Sendable {
     private(set) var handlerTimingAtStart = HandlerTiming.snapshot()
     private(set) var droppedAtStart: UInt64 = 0
     private(set) var foreignSignalsAtStart: UInt64 = 0
+    private(set) var asyncStacksAtStart = Profile.AsyncStacks()
     /// CPU time the sampler thread used, in ns.
     private(set) var ownCPUNanoseconds: UInt64 = 0
 
@@ -95,6 +96,8 @@ final class SamplerThread: @unchecked Sendable {
         handlerTimingAtStart = HandlerTiming.snapshot()
         droppedAtStart = ss_buffer_dropped()
         foreignSignalsAtStart = ss_engine_foreign_signals()
+        asyncStacksAtStart = Profile.AsyncStacks.engine()
+        ss_async_stacks_enable(configuration.asyncStacks ? 1 : 0)
         if let path = configuration.recordingPath {
             stream = try RawStreamWriter(path: path)
             stream?.begin(configuration: configuration, startNanoseconds: startTime)

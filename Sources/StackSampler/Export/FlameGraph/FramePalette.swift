@@ -18,7 +18,7 @@ enum FramePalette {
         let address: UInt
         switch frame {
         case .code(let code), .inlined(let code, _): address = code
-        case .processRoot, .threadRoot, .truncated: return .marker
+        case .processRoot, .threadRoot, .truncated, .asyncTask: return .marker
         }
         guard let symbol = profile.frames[address] else { return .kernelOrUnknown }
         if isProfiler(symbol) { return .profiler }
