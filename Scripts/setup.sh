@@ -4,8 +4,11 @@ set -euo pipefail
 
 # libunwind-dev: not used by StackSampler itself; a test program (own_libunwind.c) and the
 # benchmark's reference walk (Scripts/bench/unwind_probe.c) use it. rustc: a test profiles a
-# real Rust program (8 KiB alternate signal stacks on every thread).
-required=(libunwind-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev gcc rustc)
+# real Rust program (8 KiB alternate signal stacks on every thread). chromium, python3 and
+# fonts-dejavu-core: a test opens the flame graph SVG in headless Chromium and clicks it;
+# golang-go: a test reads our pprof files with `go tool pprof`.
+required=(libunwind-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev gcc rustc
+          chromium python3 fonts-dejavu-core golang-go)
 missing=()
 for pkg in "${required[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -4,4 +4,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/setup.sh
 swift build -c release
-STACKSAMPLER_BUILD_DIR="$PWD/.build/release" swift test "$@"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+STACKSAMPLER_BUILD_DIR="$PWD/.build/release" swift test "$@" 2>&1 | tee "$log" || status=$?
+# Setup installs every tool the tests use, so nothing should skip; say so if something did.
+if grep -q " skipped" "$log"; then
+  echo "test.sh: skipped tests (a tool could not be installed?):"
+  grep " skipped" "$log" | sed 's/^/  /'
+fi
+exit "$status"
