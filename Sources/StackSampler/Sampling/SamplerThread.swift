@@ -318,7 +318,9 @@ final class SamplerThread: @unchecked Sendable {
             // 250 us, and walked once it blocks. One that ran less than a twentieth of the time
             // (or is first seen now) is in the kernel nearly all the time it runs: it is never
             // signalled, and a tick that finds it running to the end is skipped and counted.
-            let share = before.map { Double(cpu - $0.cpu) / Double(max(1, now &- $0.at)) } ?? 0
+            // Over a period at least: two looks close together (a late sampler catching up)
+            // would make a few microseconds in the kernel look like a busy thread.
+            let share = before.map { Double(cpu - $0.cpu) / Double(max(configuration.periodNanoseconds, now &- $0.at)) } ?? 0
             let sleeper = share < 0.5
             let quiet = share < 0.05
             switch look(at: tid, cpu: cpu, now: now, patience: sleeper ? Self.sleeperPatienceNanoseconds : 0, maySignal: !quiet) {
