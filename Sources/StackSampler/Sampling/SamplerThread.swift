@@ -300,6 +300,9 @@ final class SamplerThread: @unchecked Sendable {
     /// `due` ticks are counted: more than one after a late wake, each with the stack found now.
     private func tick(at now: UInt64, due: Int) {
         for tid in attachedThreads() {
+            // A stop asked for meanwhile: the thread that asked waits in `finish` for this one,
+            // and its stack there is the profiler's own, not the program's.
+            if stopRequested.load(ordering: .acquiring) { return }
             if let sent = signalOutstanding[tid]?.sentAt, now &- sent < Self.outstandingSignalNanoseconds {
                 signalOutstanding[tid]?.owedTicks += due
                 continue
@@ -325,7 +328,9 @@ final class SamplerThread: @unchecked Sendable {
             let quiet = share < 0.05
             switch look(at: tid, cpu: cpu, now: now, patience: sleeper ? Self.sleeperPatienceNanoseconds : 0, maySignal: !quiet) {
             case .running: signal(tid, at: now, due: due)
-            case .walked: consume(blockedWalker.sample, owedTicks: due - 1)
+            case .walked:
+                if stopRequested.load(ordering: .acquiring) { return }
+                consume(blockedWalker.sample, owedTicks: due - 1)
             case .unsettled, .waking: skippedTicks += due
             case .gone: break
             }
