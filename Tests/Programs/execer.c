@@ -14,7 +14,7 @@
  *   thread-exec     a second thread burns ~20 ms in `thread_work` and execs /bin/true while
  *                   the main thread burns in `main_thread_work`.
  *   own-pending     blocks SIGPROF, sends itself one with kill(), burns ~50 ms of CPU in
- *                   `blocked_work`, then execs itself as `check-pending`, which exits 0 if
+ *                   `blocked_work`, then execs itself, unprofiled, as `check-pending`, which exits 0 if
  *                   exactly that SIGPROF (SI_USER, from its pid) is pending there: a profiler
  *                   takes its own signals off the queue at exec, never the program's.
  *   ignored         ignores SIGPROF, then execs itself as `check-ignored`, which exits 0 if
@@ -150,6 +150,8 @@ static int thread_exec(void) {
     for (;;) main_thread_work(); /* until the exec replaces the process */
 }
 
+/* The new image is not profiled (STACKSAMPLER_OUTPUT left out of its environment): a session
+ * of its own would arm timers whose signals, blocked there, would be pending too. */
 static int own_pending(const char *self) {
     sigset_t profiling;
     sigemptyset(&profiling);
@@ -157,7 +159,13 @@ static int own_pending(const char *self) {
     sigprocmask(SIG_BLOCK, &profiling, NULL);
     kill(getpid(), SIGPROF);
     blocked_work();
-    execv(self, (char *[]){(char *)self, "check-pending", NULL});
+    extern char **environ;
+    char *unprofiled[256];
+    int kept = 0;
+    for (char **entry = environ; *entry && kept < 255; entry++)
+        if (strncmp(*entry, "STACKSAMPLER_OUTPUT=", 20) != 0) unprofiled[kept++] = *entry;
+    unprofiled[kept] = NULL;
+    execve(self, (char *[]){(char *)self, "check-pending", NULL}, unprofiled);
     perror("execv");
     return 1;
 }
