@@ -27,10 +27,10 @@ final class BlockedThreadWalker {
         case walked(Position)
         /// Blocked but moving: the walk could not be checked; neither signal nor sample it now.
         case unsettled
-        /// Shown running, yet its CPU time did not move while it was looked at: most likely woken
-        /// from a sleep and waiting for a core, still inside the system call (poll and select
-        /// check for a signal before their timeout: a signal now would end them with EINTR).
-        /// Neither signal nor sample it now.
+        /// Shown running at the end of a patient look, but a thread that mostly sleeps and is not
+        /// on a core now (or sleeps nearly always): most likely inside the system call it is
+        /// leaving or entering (poll and select check for a signal before their timeout: a
+        /// signal now would end them with EINTR). Neither signal nor sample it now.
         case waking
         /// Exited.
         case gone
