@@ -1,6 +1,7 @@
 /*
  * Engine lifecycle: configuration, buffer, unwind tables and handler set up once;
- * stop disarms every timer and leaves the handler inert.
+ * the sampler thread, as it starts, finishes what the start left to it; stop
+ * disarms every timer and leaves the handler inert.
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
@@ -68,7 +69,12 @@ int ss_engine_init(const ss_config *config) {
         if (status != SS_OK) return status;
         pthread_atfork(ss_fork_prepare, ss_fork_parent, reset_in_forked_child);
     }
-    ss_module_cache_prepare(process_thread_count() <= 1);
+    /* Alone in the process (the preload's constructor, before main), the engine leaves the
+     * unwind tables, and so the timers, to the sampler thread: the program starts without
+     * waiting for them. With threads running, every table is made now. */
+    int deferred = process_thread_count() <= 1;
+    ss_module_cache_prepare(deferred);
+    if (deferred) ss_registry_defer_arming();
     ss_active_config = *config;
     /* SIGPROF in both modes: libdispatch blocks SIGALRM in its worker threads
      * (and threads they create inherit the mask), so wall mode on SIGALRM
@@ -79,6 +85,11 @@ int ss_engine_init(const ss_config *config) {
     initialised = 1;
     atomic_store(&running, 1);
     return SS_OK;
+}
+
+void ss_engine_sampler_starting(void) {
+    ss_module_cache_prepare_core();
+    if (!ss_sampler_stop_requested()) ss_registry_arm_deferred();
 }
 
 void ss_engine_stop(void) {

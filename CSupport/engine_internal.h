@@ -65,8 +65,11 @@ typedef struct {
 } ss_unwind_table;
 
 struct dl_phdr_info;
-/* NULL when the module has no usable .eh_frame_hdr. Call while the module cannot be unmapped. */
-SS_HIDDEN ss_unwind_table *ss_unwind_table_build(const struct dl_phdr_info *info);
+/* NULL when the module has no usable .eh_frame_hdr, or when `cancelled` (which may be NULL)
+ * said so during the build (then `was_cancelled` is set). Call while the module cannot be
+ * unmapped. */
+SS_HIDDEN ss_unwind_table *ss_unwind_table_build(const struct dl_phdr_info *info, int (*cancelled)(void),
+                                                 int *was_cancelled);
 SS_HIDDEN void ss_unwind_table_free(ss_unwind_table *table);
 /* The row covering `pc`, or NULL before the first row. Signal-safe. */
 SS_HIDDEN const ss_unwind_row *ss_unwind_table_find(const ss_unwind_table *table, uintptr_t pc);
@@ -80,9 +83,13 @@ SS_HIDDEN const ss_unwind_row *ss_module_index_find(const ss_module_index *index
 /* In a forked child: a refresh or a reader of the parent's is gone with its thread (a fork
  * waits for the sampler thread to park between ticks, outside any refresh: fork_quiesce.c). */
 void ss_module_cache_reset_after_fork(void);
-/* At engine start: compiles every module's table now, or with `core_only` the core
- * modules' and lists the rest for the sampler thread. */
-void ss_module_cache_prepare(int core_only);
+/* At engine start: compiles every module's table now, or with `deferred` none, listing
+ * them all for the sampler thread (ss_module_cache_prepare_core, then its refreshes). */
+void ss_module_cache_prepare(int deferred);
+/* The sampler thread as it starts: compiles the listed core modules' tables (executable,
+ * libc, loader, vDSO, the engine's own) and publishes them. Gives up, leaving them listed,
+ * once the sampler is stopped. */
+void ss_module_cache_prepare_core(void);
 
 /* unwind.c: the walk through an entered index (ss_unwind_stack enters one itself). */
 SS_HIDDEN int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,
@@ -119,8 +126,15 @@ SS_HIDDEN int ss_async_splice(const ss_module_index *index, const ss_async_probe
 /* Counts a chain whose read faulted (the handler's guard caught it). */
 SS_HIDDEN void ss_async_count_fault(void);
 
+/* sampler_sleep.c: whether ss_sampler_wake() was called since the session's reset. */
+SS_HIDDEN int ss_sampler_stop_requested(void);
+
 /* thread_registry.c */
 void ss_registry_stop_all(void);
+/* Threads attached from now on get their timers disarmed, until ss_registry_arm_deferred(). */
+void ss_registry_defer_arming(void);
+/* Arms the timers attached while arming was deferred, and every later one at once. */
+void ss_registry_arm_deferred(void);
 void ss_registry_forget_after_fork(void);
 
 /* signal_hooks.c: the real sigaction; ss_signal_take installs `handler` on

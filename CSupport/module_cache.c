@@ -5,14 +5,18 @@
  * go away meanwhile) it compiles a table for each module not seen before
  * (unwind_table.c), then publishes an index of every module's code range and
  * table, sorted by address. When the engine starts in a process that has only
- * the caller's thread (the preload library's constructor, before main), only
- * the core modules are compiled there (executable, libc, loader, vDSO), so that
- * every profiled program does not start some milliseconds later; the others
- * are left to the sampler thread's first refresh, or sooner to a walk that
- * ended early (the Swift runtime alone is about half the work). A process with
- * running threads (Profiler.start in a service) gets every table at once, so
- * that no thread's sample meets a module without one. The handler never calls
- * dl_iterate_phdr or takes the loader's lock.
+ * the caller's thread (the preload library's constructor, before main), no
+ * table is compiled there, so that a profiled program does not start a
+ * millisecond later (libc's table alone takes about that): the modules are
+ * listed, and the sampler thread, as it starts, compiles the core ones
+ * (executable, libc, loader, vDSO, the engine's own) before the timers are
+ * armed (thread_registry.c), then the others at its first refresh, or sooner
+ * when a walk ended early (the Swift runtime alone is about half the work).
+ * Every compile gives up when the sampler is stopped, so a program that exits
+ * at once does not wait for it. A process with running threads
+ * (Profiler.start in a service) gets every table at once, so that no thread's
+ * sample meets a module without one. The handler never calls dl_iterate_phdr
+ * or takes the loader's lock.
  *
  * Two index buffers: a refresh writes only the one not published, and only
  * once no handler still reads it; a handler announces itself as a reader,
@@ -43,13 +47,15 @@ typedef int (*dl_iterate_phdr_fn)(phdr_callback, void *);
 enum { MODULE_CAPACITY = 2048 };
 
 /* A module as the refresh knows it: identity, and its table (NULL without unwind info,
- * or while `pending`: listed at start, compiled by the sampler thread's next refresh). */
+ * or while `pending`: listed at start, or its compile given up, and compiled by a later
+ * pass of the sampler thread). */
 typedef struct {
     uintptr_t base;
     const void *program_headers;
     int header_count;
     int seen;
     int pending;
+    int core;
     ss_unwind_table *table;
 } known_module;
 
@@ -68,7 +74,6 @@ static _Atomic int published = -1;
 static _Atomic int readers[2];
 static known_module known[MODULE_CAPACITY];
 static size_t known_count;
-static size_t pending_count;
 static unsigned long long cached_adds = ~0ull, cached_subs = ~0ull;
 static _Atomic uint64_t generation;
 static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -108,37 +113,46 @@ static int is_core_module(const struct dl_phdr_info *info, int first) {
 }
 
 /* What a pass of note_module compiles. */
+typedef enum {
+    PASS_LIST, /* at start: every module listed as pending, none compiled */
+    PASS_CORE, /* the sampler thread as it starts: the pending core modules */
+    PASS_ALL,  /* new and pending modules */
+} pass_kind;
+
 typedef struct {
-    int core_only; /* at start: only core modules, the others are listed as pending */
-    int first;     /* the next module is the first listed (the executable) */
+    pass_kind kind;
+    int first;              /* the next module is the first listed (the executable) */
+    int (*cancelled)(void); /* NULL, or says the sampler is stopping: compiles give up */
 } refresh_pass;
 
-/* Marks the module seen, compiling its table if it is new (or pending, after start).
+/* Compiles the table of `module` unless the pass gives up; it stays pending then. */
+static void compile(known_module *module, const struct dl_phdr_info *info, const refresh_pass *pass) {
+    int cancelled = 0;
+    module->table = ss_unwind_table_build(info, pass->cancelled, &cancelled);
+    module->pending = cancelled;
+}
+
+/* Marks the module seen, compiling its table if the pass asks for it (new, or pending).
  * Runs under the loader's lock. */
 static int note_module(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     refresh_pass *pass = data;
     int first = pass->first;
     pass->first = 0;
-    if (!pass->core_only) ss_async_runtime_note(info); /* reads a file: not on the start-up path */
-    for (size_t i = 0; i < known_count; i++) {
-        known_module *module = &known[i];
-        if (module->base == info->dlpi_addr && module->program_headers == info->dlpi_phdr &&
-            module->header_count == info->dlpi_phnum) {
-            module->seen = 1;
-            if (module->pending && !pass->core_only) {
-                module->table = ss_unwind_table_build(info);
-                module->pending = 0;
-                pending_count--;
-            }
-            return 0;
-        }
+    if (pass->kind == PASS_ALL) ss_async_runtime_note(info); /* reads a file: not on the start-up path */
+    known_module *module = NULL;
+    for (size_t i = 0; i < known_count && !module; i++)
+        if (known[i].base == info->dlpi_addr && known[i].program_headers == info->dlpi_phdr &&
+            known[i].header_count == info->dlpi_phnum)
+            module = &known[i];
+    if (!module) {
+        if (known_count == MODULE_CAPACITY) return 1; /* the rest have no table: their samples end early */
+        module = &known[known_count++];
+        *module = (known_module){info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, 0, 1, is_core_module(info, first), NULL};
     }
-    if (known_count == MODULE_CAPACITY) return 1; /* the rest have no table: their samples end early */
-    int defer = pass->core_only && !is_core_module(info, first);
-    known[known_count++] = (known_module){info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, 1, defer,
-                                          defer ? NULL : ss_unwind_table_build(info)};
-    pending_count += (size_t)defer;
+    module->seen = 1;
+    if (module->pending && (pass->kind == PASS_ALL || (pass->kind == PASS_CORE && module->core)))
+        compile(module, info, pass);
     return 0;
 }
 
@@ -161,21 +175,28 @@ static void wait_for_readers(int buffer) {
     while (atomic_load(&readers[buffer]) != 0) sched_yield();
 }
 
-/* Compiles the tables of new (and, unless `core_only`, pending) modules, drops those of
- * modules gone, and publishes the new index. */
-static void refresh(int core_only) {
+/* Whether a module is still listed for compiling. */
+static int any_pending(void) {
+    for (size_t i = 0; i < known_count; i++)
+        if (known[i].pending) return 1;
+    return 0;
+}
+
+/* Lists new modules and compiles what the pass asks for, drops the tables of modules gone,
+ * and (unless the pass only lists) publishes the new index. */
+static void refresh(pass_kind kind, int (*cancelled)(void)) {
     static void *_Atomic real_symbol;
     dl_iterate_phdr_fn real = (dl_iterate_phdr_fn)ss_next_symbol("dl_iterate_phdr", &real_symbol);
     if (!real) return;
     pthread_mutex_lock(&refresh_lock);
     loader_counters counters = {0, 0};
     real(read_counters, &counters);
-    if (counters.adds == cached_adds && counters.subs == cached_subs && (pending_count == 0 || core_only)) {
+    if (counters.adds == cached_adds && counters.subs == cached_subs && (kind == PASS_LIST || !any_pending())) {
         pthread_mutex_unlock(&refresh_lock);
         return;
     }
     for (size_t i = 0; i < known_count; i++) known[i].seen = 0;
-    refresh_pass pass = {core_only, 1};
+    refresh_pass pass = {kind, 1, cancelled};
     real(note_module, &pass);
     /* Modules gone leave the list now and the index next; their tables stay until no reader has them. */
     static ss_unwind_table *gone[MODULE_CAPACITY]; /* under refresh_lock; off a caller's small stack */
@@ -183,15 +204,16 @@ static void refresh(int core_only) {
     for (size_t i = 0; i < known_count; i++) {
         if (known[i].seen) known[kept++] = known[i];
         else if (known[i].table) gone[gone_count++] = known[i].table;
-        else if (known[i].pending) pending_count--;
     }
     known_count = kept;
-    int previous = atomic_load(&published);
-    int target = previous == 0 ? 1 : 0;
-    wait_for_readers(target);
-    write_index(&indexes[target]);
-    atomic_store(&published, target);
-    if (previous >= 0) wait_for_readers(previous);
+    if (kind != PASS_LIST) {
+        int previous = atomic_load(&published);
+        int target = previous == 0 ? 1 : 0;
+        wait_for_readers(target);
+        write_index(&indexes[target]);
+        atomic_store(&published, target);
+        if (previous >= 0) wait_for_readers(previous);
+    }
     for (size_t i = 0; i < gone_count; i++) ss_unwind_table_free(gone[i]);
     atomic_fetch_add(&generation, 1);
     cached_adds = counters.adds;
@@ -199,9 +221,11 @@ static void refresh(int core_only) {
     pthread_mutex_unlock(&refresh_lock);
 }
 
-void ss_module_cache_refresh(void) { refresh(0); }
+void ss_module_cache_refresh(void) { refresh(PASS_ALL, ss_sampler_stop_requested); }
 
-void ss_module_cache_prepare(int core_only) { refresh(core_only); }
+void ss_module_cache_prepare(int deferred) { refresh(deferred ? PASS_LIST : PASS_ALL, NULL); }
+
+void ss_module_cache_prepare_core(void) { refresh(PASS_CORE, ss_sampler_stop_requested); }
 
 void ss_module_cache_reset_after_fork(void) {
     /* A thread of the parent may have been reading or refreshing at fork(): it does not exist here. */

@@ -4,7 +4,7 @@
  * next tick (up to 100 ms in cpu mode), and that wait was added to the run time of every
  * profiled program at exit. */
 #define _GNU_SOURCE
-#include "stacksampler_engine.h"
+#include "engine_internal.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -58,5 +58,7 @@ static void wake_with(uint32_t reason) {
 }
 
 void ss_sampler_wake(void) { wake_with(WAKE_STOP); }
+
+int ss_sampler_stop_requested(void) { return (atomic_load_explicit(&wake_word, memory_order_acquire) & WAKE_STOP) != 0; }
 
 void ss_sampler_request_refresh(void) { wake_with(WAKE_REFRESH); }

@@ -28,6 +28,8 @@ typedef struct {
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static attached_thread *threads;
 static size_t thread_count, thread_capacity;
+/* Timers are created disarmed until the sampler thread has the core unwind tables (engine.c). */
+static int arming_deferred;
 
 /* xorshift64* state, seeded once per process (and again in a forked child,
  * which would otherwise repeat its parent's draws). Guarded by registry_lock. */
@@ -88,6 +90,17 @@ int64_t ss_thread_cpu_time_ns(int32_t tid) {
     return (int64_t)spent.tv_sec * 1000000000 + spent.tv_nsec;
 }
 
+/* Starts `timer_id` with a random first expiry (first_expiry_ns), then every period. */
+static int arm_cpu_timer(int timer_id) {
+    uint64_t period = ss_active_config.period_ns, first = first_expiry_ns(period);
+    struct itimerspec spec = {
+        .it_interval = {(time_t)(period / 1000000000u), (long)(period % 1000000000u)},
+        .it_value = {(time_t)(first / 1000000000u), (long)(first % 1000000000u)},
+    };
+    return syscall(SYS_timer_settime, timer_id, 0, &spec, NULL) == 0 ? 0 : -errno;
+}
+
+/* A timer on `tid`'s CPU clock, armed unless arming is deferred. */
 static int create_cpu_timer(int32_t tid, int *timer_id) {
     struct sigevent event;
     memset(&event, 0, sizeof event);
@@ -97,15 +110,10 @@ static int create_cpu_timer(int32_t tid, int *timer_id) {
     event._sigev_un._tid = tid;
     int id;
     if (syscall(SYS_timer_create, thread_cpu_clock(tid), &event, &id) != 0) return -errno;
-    uint64_t period = ss_active_config.period_ns, first = first_expiry_ns(period);
-    struct itimerspec spec = {
-        .it_interval = {(time_t)(period / 1000000000u), (long)(period % 1000000000u)},
-        .it_value = {(time_t)(first / 1000000000u), (long)(first % 1000000000u)},
-    };
-    if (syscall(SYS_timer_settime, id, 0, &spec, NULL) != 0) {
-        int error = errno;
+    int status = arming_deferred ? 0 : arm_cpu_timer(id);
+    if (status != 0) {
         syscall(SYS_timer_delete, id);
-        return -error;
+        return status;
     }
     *timer_id = id;
     return 0;
@@ -181,10 +189,32 @@ void ss_registry_forget_after_fork(void) {
     pthread_mutex_init(&registry_lock, NULL);
     thread_count = 0;
     random_state = 0;
+    arming_deferred = 0;
+}
+
+void ss_registry_defer_arming(void) {
+    pthread_mutex_lock(&registry_lock);
+    arming_deferred = 1;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+void ss_registry_arm_deferred(void) {
+    pthread_mutex_lock(&registry_lock);
+    if (arming_deferred) {
+        arming_deferred = 0;
+        /* A thread whose timer cannot be armed leaves the registry, as after a failed
+         * attach: the next scan attaches it again. */
+        for (size_t i = 0; i < thread_count;) {
+            if (threads[i].timer_id >= 0 && arm_cpu_timer(threads[i].timer_id) != 0) release(&threads[i]);
+            else i++;
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
 }
 
 void ss_registry_stop_all(void) {
     pthread_mutex_lock(&registry_lock);
+    arming_deferred = 0;
     while (thread_count > 0) release(&threads[0]);
     pthread_mutex_unlock(&registry_lock);
 }

@@ -424,7 +424,11 @@ static int add_page_index(table_builder *builder) {
     return 1;
 }
 
-ss_unwind_table *ss_unwind_table_build(const struct dl_phdr_info *info) {
+/* How many FDEs are compiled between two looks at `cancelled`. */
+enum { FDES_BETWEEN_CANCEL_CHECKS = 256 };
+
+ss_unwind_table *ss_unwind_table_build(const struct dl_phdr_info *info, int (*cancelled)(void), int *was_cancelled) {
+    *was_cancelled = 0;
     const ElfW(Phdr) *header_segment = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++)
         if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME) header_segment = &info->dlpi_phdr[i];
@@ -438,6 +442,11 @@ ss_unwind_table *ss_unwind_table_build(const struct dl_phdr_info *info) {
     uintptr_t count = read_encoded(&c, count_encoding, (uintptr_t)header);
     table_builder builder = {.bias = info->dlpi_addr};
     for (uintptr_t i = 0; i < count && !c.failed && !builder.failed; i++) {
+        if (cancelled && i % FDES_BETWEEN_CANCEL_CHECKS == 0 && cancelled()) {
+            *was_cancelled = 1;
+            ss_unwind_table_free(builder.table);
+            return NULL;
+        }
         read_encoded(&c, table_encoding, (uintptr_t)header); /* initial location */
         uintptr_t fde = read_encoded(&c, table_encoding, (uintptr_t)header);
         if (!c.failed) add_fde(&builder, info, (const uint8_t *)fde);

@@ -76,8 +76,15 @@ enum {
 };
 
 /** Prepares the engine: reserves the buffer, compiles the loaded modules' unwind
- *  tables, picks and installs the signal handler. Does not arm any timer. */
+ *  tables, picks and installs the signal handler. Does not arm any timer. In a
+ *  process with no other thread, the tables are left to ss_engine_sampler_starting()
+ *  and the timers of threads attached until then are made disarmed. */
 int ss_engine_init(const ss_config *config);
+
+/** Called by the sampler thread as it starts, before its first tick: compiles the
+ *  unwind tables the start left to it (the core modules'), then arms the timers it
+ *  deferred. Returns early once ss_sampler_wake() has been called. */
+void ss_engine_sampler_starting(void);
 
 /** Stops sampling: disarms all timers; the handler stays installed but inert.
  *  Samples already in the buffer can still be drained. */

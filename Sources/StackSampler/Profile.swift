@@ -90,7 +90,7 @@ public struct Profile: Sendable {
     public var threads: [Thread]
     /// Names of every address that occurs in `stacks`.
     public var frames: [UInt: SymbolizedFrame]
-    /// Executable mappings at the end of the session.
+    /// The executable mappings at the end of the session that hold a sampled address, with build ids.
     public var modules: [Module]
     /// What was lost.
     public var losses: Losses

@@ -47,7 +47,7 @@ enum ProfileBuilder {
         var profile = Profile(configuration: sampler.configuration, startNanoseconds: sampler.startTime,
                               durationNanoseconds: endNanoseconds &- sampler.startTime,
                               signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0,
-                              stacks: naming.stacks, threads: threads, frames: naming.frames, modules: modules.modules,
+                              stacks: naming.stacks, threads: threads, frames: naming.frames, modules: modules.modules(holding: naming.frames.keys),
                               losses: losses, overhead: overhead)
         profile.asyncStacks = Profile.AsyncStacks.engine(since: sampler.asyncStacksAtStart)
         profile.processID = getpid()

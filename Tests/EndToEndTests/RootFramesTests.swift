@@ -28,5 +28,25 @@ extension EndToEnd {
             #expect(Double(whole) >= 0.99 * Double(profile.totalSamples),
                     "\(whole) of \(profile.totalSamples) samples whole; the others:\n\(broken.prefix(10).joined(separator: "\n"))")
         }
+
+        /// The preload's engine leaves the unwind tables to the sampler thread and arms the
+        /// timers only once it has them: the first samples of a program that burns CPU from the
+        /// start of `main` are as whole as the later ones (a timer armed before the tables would
+        /// give stacks that end at the first frame without a table).
+        @Test("a short program's first samples are whole", arguments: ["cpu", "wall"])
+        func firstSamplesAreWhole(mode: String) throws {
+            let directory = try ScratchDirectory.make("first-samples")
+            var samples = 0
+            for round in 0..<5 {
+                let run = try ProfiledRun.preload(.split, ["0.03"], settings: ["STACKSAMPLER_MODE": mode, "STACKSAMPLER_PERIOD": "1ms"],
+                                                  in: directory)
+                #expect(run.process.termination == .exited(0), "\(run.process)")
+                let profile = try run.profile()
+                let broken = profile.stacks.filter { !Self.isWhole($0.frames) }.map { "\($0.frames.joined(separator: ";")) \($0.count)" }
+                #expect(broken.isEmpty, "round \(round): stacks without their roots:\n\(broken.prefix(10).joined(separator: "\n"))")
+                samples += profile.totalSamples
+            }
+            #expect(samples >= 5 * 10, "\(samples) samples in 5 runs of 30 ms at 1 ms")
+        }
     }
 }

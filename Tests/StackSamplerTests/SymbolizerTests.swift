@@ -86,7 +86,7 @@ extension SymbolTests {
             #expect(exported.kind == .native && exported.isResolved)
             #expect(exported.moduleOffset == nm["ss_exported_work"].map { $0 + 3 })
             #expect(exported.modulePath.map { URL(fileURLWithPath: $0).lastPathComponent } == "libssym_full.so")
-            let module = try #require(map.module(containing: try address(full, "ss_exported_work")))
+            let module = try #require(map.modules(holding: [try address(full, "ss_exported_work")]).first)
             #expect(module.buildID == (try NativeScratch.readelfBuildID(library)))
 
             // Hidden function: only in .symtab.

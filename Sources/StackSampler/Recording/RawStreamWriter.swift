@@ -124,7 +124,7 @@ final class RawStreamWriter {
         moduleGeneration = ss_module_cache_generation()
         lastModules = now
         let maps = FileIO.readText("/proc/self/maps") ?? ""
-        let modules = ModuleMap(mapsText: maps).modules
+        let modules = ModuleMap(mapsText: maps).modulesWithBuildIDs()
         var seen = Set<String>()
         let unique = modules.filter { seen.insert($0.path).inserted }
         encoder.record(.modules) {

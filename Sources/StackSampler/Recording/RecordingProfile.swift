@@ -47,8 +47,10 @@ extension ProfileBuilder {
                                   takenSamples: samples)
         }
         let modules = ModuleMap(mapsText: recording.mapsText)
+        let naming = symbolize(stacks, modules: modules, options: symbols)
+        let sampledModules = modules.modules(holding: naming.frames.keys)
         var warnings: [String] = []
-        let current = Dictionary(modules.modules.map { ($0.path, $0.buildID) }, uniquingKeysWith: { first, _ in first })
+        let current = Dictionary(sampledModules.map { ($0.path, $0.buildID) }, uniquingKeysWith: { first, _ in first })
         for recorded in recording.modules {
             guard let recordedID = recorded.buildID, let now = current[recorded.path] else { continue }
             if now != recordedID {
@@ -58,14 +60,13 @@ extension ProfileBuilder {
         if let tail = recording.truncatedTail {
             warnings.append("the recording ends inside a record at byte \(tail.offset) (the program was stopped while writing); the samples before it are used")
         }
-        let naming = symbolize(stacks, modules: modules, options: symbols)
         let lastSample = recording.samples.last?.timeNanoseconds ?? start
         var configuration = ProfilerConfiguration(mode: recording.header.mode, maxDepth: max(1, recording.header.maxDepth))
         configuration.period = .nanoseconds(Int64(clamping: recording.header.periodNanoseconds))
         var profile = Profile(configuration: configuration, startNanoseconds: start,
                               durationNanoseconds: recording.durationNanoseconds ?? (lastSample &- start),
                               signalNumber: recording.header.signalNumber, signalSubstituted: recording.header.signalSubstituted, stacks: naming.stacks, threads: threads, frames: naming.frames,
-                              modules: modules.modules, losses: recording.losses)
+                              modules: sampledModules, losses: recording.losses)
         profile.processID = recording.header.processID
         profile.processName = recording.header.processName
         return (profile, warnings)

@@ -168,6 +168,7 @@ final class SamplerThread: @unchecked Sendable {
         defer { ss_sampler_leaving() }
         ss_sampler_park_point()
         ss_thread_exclude_current()
+        ss_engine_sampler_starting()
         // In chunks: a stop that comes first does not wait for the rest (they fault in on first use).
         while !stopRequested.load(ordering: .acquiring), ss_buffer_prefault_next() != 0 {}
         ownTID.store(ss_current_tid(), ordering: .relaxed)

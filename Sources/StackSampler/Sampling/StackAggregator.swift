@@ -27,10 +27,11 @@ struct StackAggregator: Sendable {
     /// Timer periods the kernel merged into a later sample (overruns); that sample counts for them.
     private(set) var overrunPeriods = 0
 
-    /// The record index of the live thread `tid`, creating one if the tid is new.
-    mutating func thread(_ tid: Int32, at time: UInt64) -> Int {
+    /// The record index of the live thread `tid`, creating one if the tid is new (named `name`,
+    /// or else as /proc says).
+    mutating func thread(_ tid: Int32, at time: UInt64, name: String? = nil) -> Int {
         if let index = threadIndexByTID[tid] { return index }
-        let name = ThreadDirectory.name(of: tid) ?? "thread-\(tid)"
+        let name = name ?? ThreadDirectory.name(of: tid) ?? "thread-\(tid)"
         threads.append(ThreadRecord(tid: tid, name: name, firstSeen: time, lastSeen: time))
         threadIndexByTID[tid] = threads.count - 1
         return threads.count - 1
@@ -87,7 +88,7 @@ struct StackAggregator: Sendable {
     /// Updates a live thread's name and CPU time. A thread born during the
     /// session counts its CPU time from zero, one that existed at start from now.
     mutating func observe(_ tid: Int32, cpu: Int64, name: String?, bornDuringSession: Bool, at time: UInt64) {
-        let index = thread(tid, at: time)
+        let index = thread(tid, at: time, name: name)
         if threads[index].firstCPU < 0 { threads[index].firstCPU = bornDuringSession ? 0 : cpu }
         threads[index].lastCPU = max(threads[index].lastCPU, cpu)
         threads[index].lastSeen = time

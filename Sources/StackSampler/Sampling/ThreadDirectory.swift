@@ -1,3 +1,6 @@
+import CEngine
+import Glibc
+
 /// The threads of this process as the kernel lists them under /proc/self/task.
 enum ThreadDirectory {
     /// Kernel thread ids of all live threads.
@@ -5,8 +8,14 @@ enum ThreadDirectory {
         FileIO.directoryEntries("/proc/self/task").compactMap { Int32($0) }
     }
 
-    /// Whether thread `tid` blocks signal `signo` (from `SigBlk` in its status), or nil if it has exited.
+    /// Whether thread `tid` blocks signal `signo` (from `SigBlk` in its status, or its own
+    /// mask for the calling thread), or nil if it has exited.
     static func blocks(_ tid: Int32, signal signo: Int32) -> Bool? {
+        if tid == ss_current_tid() {
+            var mask = sigset_t()
+            guard pthread_sigmask(SIG_BLOCK, nil, &mask) == 0 else { return nil }
+            return sigismember(&mask, signo) == 1
+        }
         guard let status = FileIO.readProcText("/proc/self/task/\(tid)/status", limit: 8192),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
               let mask = UInt64(line.dropFirst("SigBlk:".count).drop(while: { $0 == " " || $0 == "\t" }), radix: 16)

@@ -12,23 +12,27 @@ struct MapsEntry: Equatable {
 /// Malformed lines are skipped.
 enum MapsParser {
     static func parse(_ text: String) -> [MapsEntry] {
+        let bytes = Array(text.utf8)
         var entries: [MapsEntry] = []
-        for line in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
-            if let entry = parseLine(Array(line)) { entries.append(entry) }
+        var lineStart = 0
+        while lineStart < bytes.count {
+            let lineEnd = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+            if let entry = parseLine(bytes[lineStart..<lineEnd]) { entries.append(entry) }
+            lineStart = lineEnd + 1
         }
         return entries
     }
 
-    static func parseLine(_ bytes: [UInt8]) -> MapsEntry? {
-        var index = 0
+    static func parseLine(_ bytes: ArraySlice<UInt8>) -> MapsEntry? {
+        var index = bytes.startIndex
         func skipSpaces() {
-            while index < bytes.count, bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: "\t") { index += 1 }
+            while index < bytes.endIndex, bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: "\t") { index += 1 }
         }
         /// The next whitespace-delimited field.
         func field() -> ArraySlice<UInt8>? {
             skipSpaces()
             let begin = index
-            while index < bytes.count, bytes[index] != UInt8(ascii: " "), bytes[index] != UInt8(ascii: "\t") { index += 1 }
+            while index < bytes.endIndex, bytes[index] != UInt8(ascii: " "), bytes[index] != UInt8(ascii: "\t") { index += 1 }
             return begin < index ? bytes[begin..<index] : nil
         }
         guard let range = field(), let perms = field(), let offset = field(),

@@ -8,7 +8,8 @@ public struct Module: Sendable, Hashable {
     public var end: UInt
     /// File offset of the mapping.
     public var fileOffset: UInt
-    /// `NT_GNU_BUILD_ID` as lowercase hex, nil if absent or the file is unreadable.
+    /// `NT_GNU_BUILD_ID` as lowercase hex; nil if absent, the file is unreadable, or not read
+    /// (see `ModuleMap.modules(holding:)`).
     public var buildID: String?
 
     /// Creates a module description.
@@ -50,9 +51,9 @@ public struct ModuleMap: Sendable {
         return ModuleMap(mapsText: String(decoding: bytes, as: UTF8.self))
     }
 
-    /// Parses maps text; build ids are read from the files now, once per path.
+    /// Parses maps text. Build ids are not read here (a file opened per module costs a
+    /// profile that ran in few of them): `modules(holding:)` and `modulesWithBuildIDs()` read them.
     public init(mapsText: String) {
-        var buildIDs: [String: String?] = [:]
         var modules: [Module] = []
         var pseudoRegions: [PseudoRegion] = []
         for entry in MapsParser.parse(mapsText) where entry.isExecutable {
@@ -60,18 +61,38 @@ public struct ModuleMap: Sendable {
                 pseudoRegions.append(PseudoRegion(start: entry.start, end: entry.end, name: entry.pathname))
                 continue
             }
-            let buildID: String?
-            if let known = buildIDs[entry.pathname] {
-                buildID = known
-            } else {
-                buildID = ElfFile(path: entry.pathname)?.buildID
-                buildIDs[entry.pathname] = .some(buildID)
-            }
             modules.append(Module(path: entry.pathname, start: entry.start, end: entry.end,
-                                  fileOffset: entry.fileOffset, buildID: buildID))
+                                  fileOffset: entry.fileOffset, buildID: nil))
         }
         self.modules = modules.sorted { $0.start < $1.start }
         self.pseudoRegions = pseudoRegions.sorted { $0.start < $1.start }
+    }
+
+    /// The modules that hold any of `addresses` (the ones a profile ran in), with build ids.
+    public func modules(holding addresses: some Sequence<UInt>) -> [Module] {
+        var held = Set<UInt>()
+        for address in addresses {
+            if let module = module(containing: address) { held.insert(module.start) }
+        }
+        return Self.readingBuildIDs(modules.filter { held.contains($0.start) })
+    }
+
+    /// Every module, with build ids.
+    public func modulesWithBuildIDs() -> [Module] { Self.readingBuildIDs(modules) }
+
+    /// `modules` with their build ids read from the files, once per path.
+    private static func readingBuildIDs(_ modules: [Module]) -> [Module] {
+        var buildIDs: [String: String?] = [:]
+        return modules.map { module in
+            var module = module
+            if let known = buildIDs[module.path] {
+                module.buildID = known
+            } else {
+                module.buildID = ElfFile(path: module.path)?.buildID
+                buildIDs[module.path] = .some(module.buildID)
+            }
+            return module
+        }
     }
 
     /// The module whose mapping contains `address`, or nil.
