@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
+#include "sampling_engine.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -74,7 +75,6 @@ int ss_engine_init(const ss_config *config) {
      * waiting for them. With threads running, every table is made now. */
     int deferred = process_thread_count() <= 1;
     ss_module_cache_prepare(deferred);
-    if (deferred) ss_registry_defer_arming();
     ss_active_config = *config;
     /* SIGPROF in both modes: libdispatch blocks SIGALRM in its worker threads
      * (and threads they create inherit the mask), so wall mode on SIGALRM
@@ -83,6 +83,7 @@ int ss_engine_init(const ss_config *config) {
     status = ss_handler_install(SIGPROF);
     if (status != SS_OK) return status;
     initialised = 1;
+    ss_registry_open(config->mode == SS_MODE_WALL ? &ss_wall_signal_engine : &ss_cpu_timer_engine, deferred);
     atomic_store(&running, 1);
     return SS_OK;
 }
@@ -94,7 +95,7 @@ void ss_engine_sampler_starting(void) {
 
 void ss_engine_stop(void) {
     if (!atomic_exchange(&running, 0)) return;
-    ss_registry_stop_all();
+    ss_registry_close();
     ss_handler_deactivate();
 }
 

@@ -5,6 +5,7 @@
 #include "stacksampler_engine.h"
 #include <signal.h>
 #include <stdatomic.h>
+#include <time.h>
 
 /* Thread-local state lives in the initial-exec model: the default model may
  * call into the loader (and allocate) on first touch, inside the handler. */
@@ -129,13 +130,16 @@ SS_HIDDEN void ss_async_count_fault(void);
 /* sampler_sleep.c: whether ss_sampler_wake() was called since the session's reset. */
 SS_HIDDEN int ss_sampler_stop_requested(void);
 
-/* thread_registry.c */
-void ss_registry_stop_all(void);
-/* Threads attached from now on get their timers disarmed, until ss_registry_arm_deferred(). */
-void ss_registry_defer_arming(void);
-/* Arms the timers attached while arming was deferred, and every later one at once. */
+/* thread_registry.c: open from the engine's start to its stop, with the session's engine
+ * (sampling_engine.h); threads attached while `deferred` are armed by ss_registry_arm_deferred(). */
+struct ss_sampling_engine;
+void ss_registry_open(const struct ss_sampling_engine *engine, int deferred);
 void ss_registry_arm_deferred(void);
+/* Detaches every thread and refuses attaches until the next open. */
+void ss_registry_close(void);
 void ss_registry_forget_after_fork(void);
+/* The CPU-time clock of thread `tid` of this process. */
+clockid_t ss_thread_cpu_clock(int32_t tid);
 
 /* signal_hooks.c: the real sigaction; ss_signal_take installs `handler` on
  * `signo` and remembers the program's action there, to chain to it;

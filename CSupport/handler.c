@@ -287,14 +287,8 @@ uint64_t ss_engine_foreign_signals(void) { return atomic_load(&foreign_signals);
 
 void ss_thread_exclude_current(void) { ss_tls_excluded = 1; }
 
-int ss_signal_thread(int32_t tid) {
-    siginfo_t info;
-    memset(&info, 0, sizeof info);
-    info.si_signo = installed_signo;
-    info.si_code = SI_QUEUE;
-    info.si_pid = own_pid;
-    info.si_uid = getuid();
-    info.si_value.sival_ptr = (void *)ss_timer_cookie;
-    if (syscall(SYS_rt_tgsigqueueinfo, own_pid, tid, installed_signo, &info) != 0) return -errno;
-    return 0;
+int ss_thread_set_excluded(int excluded) {
+    int previous = ss_tls_excluded;
+    ss_tls_excluded = excluded != 0;
+    return previous;
 }

@@ -147,6 +147,11 @@ void ss_sampler_request_refresh(void);
 /** Excludes the calling thread from sampling (the sampler thread itself). */
 void ss_thread_exclude_current(void);
 
+/** Excludes the calling thread from sampling (nonzero) or lets it be sampled again (0), and
+ *  returns what it was: for a program thread while it runs the profiler's own code (stopping a
+ *  session, writing the profile), whose samples would count the profiler as the program. */
+int ss_thread_set_excluded(int excluded);
+
 /** CPU time consumed by thread `tid` of this process, in ns; -1 if gone. */
 int64_t ss_thread_cpu_time_ns(int32_t tid);
 

@@ -17,11 +17,11 @@ enum ProfileBuilder {
         func name(of address: UInt) -> String { frames[address]?.name ?? symbolizer.symbolize(address).name }
     }
 
-    /// The profile of a session: what `sampler` counted, named now, ended (or snapshotted) at
+    /// The profile of a session: what `sampler` counted (and `invocations` tracked), named now, ended (or snapshotted) at
     /// `endNanoseconds`. A snapshot (`isFinished` false) has no invocations (still open) and no
     /// sampler CPU time (still running).
     static func build(from counted: StackAggregator, losses: Profile.Losses, sampler: SamplerThread,
-                      endNanoseconds: UInt64, isFinished: Bool = true) -> Profile {
+                      invocations recorder: InvocationRecorder? = nil, endNanoseconds: UInt64, isFinished: Bool = true) -> Profile {
         let stacks = counted.counts.map { key, count in
             Profile.Stack(thread: key.thread, addresses: key.frames.reversed(), count: count, isTruncated: key.truncated)
         }
@@ -34,7 +34,7 @@ enum ProfileBuilder {
         let symbolizationStart = ss_now_ns()
         let modules = ModuleMap.current()
         let naming = symbolize(stacks, modules: modules, options: sampler.configuration.symbols)
-        let invocations = (isFinished ? sampler.invocations : nil).map { recorder in
+        let invocations = (isFinished ? recorder : nil).map { recorder in
             Profile.Invocation.named(recorder.tracker.records, hidden: naming.hidden, name: naming.name(of:))
         } ?? []
         var overhead = Profile.Overhead()
@@ -55,7 +55,7 @@ enum ProfileBuilder {
         profile.realtimeStartNanoseconds = realtimeNanoseconds(atMonotonic: sampler.startTime)
         profile.command = commandLine()
         profile.invocations = invocations
-        profile.invocationCounts = (isFinished ? sampler.invocations?.tracker.counts : nil) ?? Profile.InvocationCounts()
+        profile.invocationCounts = (isFinished ? recorder?.tracker.counts : nil) ?? Profile.InvocationCounts()
         return profile
     }
 

@@ -9,6 +9,8 @@ public enum Profiler {
     /// of another pid is a parent's, discarded rather than joined.
     private struct Session: Sendable {
         var sampler: SamplerThread
+        /// Invocation tracking, when configured (also one of the sampler's consumers).
+        var invocations: InvocationRecorder?
         var ownerPID: pid_t
         /// Tells this session from later ones, so that a `capture` ends only its own.
         var number: UInt64
@@ -45,15 +47,23 @@ public enum Profiler {
             case Int32(SS_ERR_BAD_CONFIG): throw .invalidConfiguration("max depth and buffer size cannot change between sessions of one process")
             default: throw .invalidConfiguration("the engine could not reserve its buffer")
             }
-            let sampler = SamplerThread(configuration: configuration)
+            let startTime = ss_now_ns()
+            let sampler: SamplerThread
+            let invocations: InvocationRecorder?
             do throws(ProfilerError) {
-                try sampler.start()
+                let stream = try configuration.recordingPath.map { path throws(ProfilerError) in try RawStreamWriter(path: path) }
+                stream?.begin(configuration: configuration, startNanoseconds: startTime)
+                invocations = try configuration.invocations.map { settings throws(ProfilerError) in
+                    try InvocationRecorder(settings: settings, period: configuration.periodNanoseconds, mode: configuration.mode)
+                }
+                sampler = SamplerThread(configuration: configuration, consumers: [stream as (any SampleConsumer)?, invocations].compactMap { $0 })
+                try sampler.start(at: startTime)
             } catch {
                 ss_engine_stop()
                 throw error
             }
             let number = sessionsStarted.add(1, ordering: .relaxed).newValue
-            current = Session(sampler: sampler, ownerPID: getpid(), number: number)
+            current = Session(sampler: sampler, invocations: invocations, ownerPID: getpid(), number: number)
             ExecDuringSession.register(configuration)
             return (sampler, number)
         }
@@ -70,9 +80,12 @@ public enum Profiler {
     /// Stops the running session if it is session `number` (any session if nil).
     static func stopSession(number: UInt64?) throws(ProfilerError) -> Profile {
         let end = ss_now_ns()
+        // What this thread does from here on is the profiler's work, not the program's.
+        let wasExcluded = ss_thread_set_excluded(1)
+        defer { ss_thread_set_excluded(wasExcluded) }
         // The session stays locked until its sampler has drained the engine's buffer for the
         // last time: a `start` meanwhile would give the buffer a second reader.
-        let (sampler, counted) = try session.withLock { (current: inout Session?) throws(ProfilerError) -> (SamplerThread, StackAggregator) in
+        let (running, counted) = try session.withLock { (current: inout Session?) throws(ProfilerError) -> (Session, StackAggregator) in
             guard let running = current else { throw .notRunning }
             guard running.isOwn else {
                 current = nil // a parent's session, inherited through fork(): discarded
@@ -80,9 +93,10 @@ public enum Profiler {
             }
             guard number == nil || running.number == number else { throw .notRunning }
             current = nil
-            return (running.sampler, running.sampler.finish())
+            return (running, running.sampler.finish())
         }
-        let profile = ProfileBuilder.build(from: counted, losses: sampler.losses(counted), sampler: sampler, endNanoseconds: end)
+        let profile = ProfileBuilder.build(from: counted, losses: running.sampler.losses(counted), sampler: running.sampler,
+                                           invocations: running.invocations, endNanoseconds: end)
         // Naming read whole symbol tables, freed by now; malloc would keep their pages, and a
         // service that profiles every few seconds would see its resident size creep up.
         ss_release_free_memory()

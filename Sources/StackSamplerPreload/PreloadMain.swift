@@ -91,6 +91,8 @@ private func startInForkedChild() {
 }
 
 private func writeProfileAtExit() {
+    // The exit handler is the profiler's work, not the program's: never sampled (the thread ends here).
+    ss_thread_set_excluded(1)
     guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid(),
           let profile = try? Profiler.stop() else { return }
     write(profile, of: session) { $0 }

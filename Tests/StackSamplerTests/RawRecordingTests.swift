@@ -16,11 +16,11 @@ private func writtenRecording() throws -> [UInt8] {
     let b = StackAggregator.StackKey(thread: 0, frames: [0x40, 0x10], truncated: false)
     let c = StackAggregator.StackKey(thread: 1, frames: [0x50], truncated: true)
     for (key, time) in [(a, UInt64(2_000)), (b, 3_000), (a, 4_000), (c, 5_000), (c, 6_000)] {
-        writer.sample(key, at: time, threads: threads)
+        writer.repeatLast(key, at: time, threads: threads)
     }
     var losses = Profile.Losses()
     losses.droppedSamples = 7
-    writer.end(durationNanoseconds: 10_000, threads: threads, losses: losses)
+    writer.finish(durationNanoseconds: 10_000, threads: threads, losses: losses)
     return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
 }
 

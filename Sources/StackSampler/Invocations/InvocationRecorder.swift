@@ -1,8 +1,6 @@
-import CEngine
-
 /// Invocation tracking as the sampler thread runs it: every drained or repeated sample goes to
 /// the tracker, over this process's symbols, and stall reports are written as they come.
-struct InvocationRecorder {
+final class InvocationRecorder: SampleConsumer, @unchecked Sendable {
     private(set) var tracker: InvocationTracker<SymbolLookup>
     private let reporter: StallReporter?
 
@@ -12,36 +10,34 @@ struct InvocationRecorder {
         reporter = settings.stallThreshold == nil ? nil : try StallReporter(mode: mode, path: settings.stallsPath)
     }
 
-    /// Feeds a sample drained from the engine, of the thread with record index `thread`.
-    mutating func record(_ sample: UnsafePointer<ss_sample>, thread: Int) {
-        let header = sample.pointee
-        let incomplete = UInt32(SS_SAMPLE_TRUNCATED) | UInt32(SS_SAMPLE_LEAF_ONLY) | UInt32(SS_SAMPLE_UNWIND_FAILED)
-            | UInt32(SS_SAMPLE_UNWIND_FAULTED)
-        let frames = UnsafeBufferPointer(start: ss_sample_frames(sample), count: Int(header.depth))
-        tracker.record(thread: thread, leafFirst: frames, isComplete: UInt32(header.flags) & incomplete == 0, at: header.time_ns)
+    func take(_ sample: Sample, as stack: StackAggregator.StackKey, threads: [ThreadRecord]) {
+        tracker.record(thread: stack.thread, leafFirst: sample.frames, isComplete: sample.isComplete, at: sample.timeNanoseconds)
     }
 
-    /// Counts the thread's last stack again (wall mode, the thread has not run).
-    mutating func repeatLast(thread: Int, at time: UInt64) {
-        tracker.repeatLast(thread: thread, at: time)
+    func repeatLast(_ stack: StackAggregator.StackKey, at time: UInt64, threads: [ThreadRecord]) {
+        tracker.repeatLast(thread: stack.thread, at: time)
     }
 
-    /// Closes the invocations of a thread that has exited.
-    mutating func threadEnded(thread: Int) {
+    func threadEnded(_ thread: Int) {
         tracker.threadEnded(thread: thread)
     }
 
+    func woke(at now: UInt64, threads: [ThreadRecord], losses: Profile.Losses) {
+        reportStalls(threads: threads)
+    }
+
+    /// Reports the last stalls and closes every open invocation.
+    func finish(durationNanoseconds: UInt64, threads: [ThreadRecord], losses: Profile.Losses) {
+        reportStalls(threads: threads)
+        tracker.finish()
+    }
+
     /// Writes the stall reports made since the last call; `threads` are the sampler's thread records.
-    mutating func reportStalls(threads: [ThreadRecord]) {
+    private func reportStalls(threads: [ThreadRecord]) {
         let stalls = tracker.takeStalls()
         guard let reporter else { return }
         for stall in stalls where threads.indices.contains(stall.thread) {
             reporter.report(stall, thread: threads[stall.thread]) { tracker.name(of: $0) }
         }
-    }
-
-    /// Closes every open invocation at the end of the session.
-    mutating func finish() {
-        tracker.finish()
     }
 }

@@ -6,7 +6,7 @@ import Glibc
 /// names and figures, losses, and the module map with build ids. Flushed at
 /// least every 250 ms, so a process killed at any moment leaves all but its
 /// last quarter second behind.
-final class RawStreamWriter {
+final class RawStreamWriter: SampleConsumer, @unchecked Sendable {
     private static let flushIntervalNanoseconds: UInt64 = 250_000_000
     private static let moduleIntervalNanoseconds: UInt64 = 1_000_000_000
     private static let bufferLimit = 256 << 10
@@ -49,8 +49,28 @@ final class RawStreamWriter {
         flush(now: startNanoseconds)
     }
 
+    /// Adds the sample, once per period it stands for.
+    func take(_ sample: Sample, as stack: StackAggregator.StackKey, threads: [ThreadRecord]) {
+        for _ in 0..<sample.periods { add(stack, at: sample.timeNanoseconds, threads: threads) }
+    }
+
+    func repeatLast(_ stack: StackAggregator.StackKey, at time: UInt64, threads: [ThreadRecord]) {
+        add(stack, at: time, threads: threads)
+    }
+
+    /// A thread's record stays in the stream; nothing to do.
+    func threadEnded(_ thread: Int) {}
+
+    func woke(at now: UInt64, threads: [ThreadRecord], losses: Profile.Losses) {
+        flushIfDue(now: now, threads: threads, losses: losses)
+    }
+
+    func finish(durationNanoseconds: UInt64, threads: [ThreadRecord], losses: Profile.Losses) {
+        end(durationNanoseconds: durationNanoseconds, threads: threads, losses: losses)
+    }
+
     /// Adds one sample of `stack` taken at `time`.
-    func sample(_ stack: StackAggregator.StackKey, at time: UInt64, threads: [ThreadRecord]) {
+    private func add(_ stack: StackAggregator.StackKey, at time: UInt64, threads: [ThreadRecord]) {
         if streamedThreads[stack.thread] == nil { streamThread(stack.thread, threads[stack.thread]) }
         let id: UInt32
         if let known = stackIDs[stack] {
@@ -72,7 +92,7 @@ final class RawStreamWriter {
     }
 
     /// Flushes when the interval has passed or the buffer is large; `threads` and `losses` are streamed with it.
-    func flushIfDue(now: UInt64, threads: [ThreadRecord], losses: Profile.Losses) {
+    private func flushIfDue(now: UInt64, threads: [ThreadRecord], losses: Profile.Losses) {
         guard now &- lastFlush >= Self.flushIntervalNanoseconds || encoder.bytes.count + samples.bytes.count >= Self.bufferLimit else { return }
         finishBatch(threads: threads, losses: losses, now: now)
         if ss_module_cache_generation() != moduleGeneration, now &- lastModules >= Self.moduleIntervalNanoseconds { streamModules(now: now) }
@@ -80,7 +100,7 @@ final class RawStreamWriter {
     }
 
     /// Writes everything left and the end record.
-    func end(durationNanoseconds: UInt64, threads: [ThreadRecord], losses: Profile.Losses) {
+    private func end(durationNanoseconds: UInt64, threads: [ThreadRecord], losses: Profile.Losses) {
         let now = ss_now_ns()
         finishBatch(threads: threads, losses: losses, now: now)
         streamModules(now: now)

@@ -1,5 +1,3 @@
-import CEngine
-
 /// Counts samples per unique (thread, stack). Memory grows with the number of
 /// unique stacks and threads, not with the length of the run.
 struct StackAggregator: Sendable {
@@ -37,26 +35,25 @@ struct StackAggregator: Sendable {
         return threads.count - 1
     }
 
-    /// Adds one sample drained from the engine, counted once per period it stands for; returns its stack.
+    /// Adds one sample, counted once per period it stands for; returns its stack.
     @discardableResult
-    mutating func record(_ sample: UnsafePointer<ss_sample>) -> StackKey {
-        let header = sample.pointee
-        let frames = UnsafeBufferPointer(start: ss_sample_frames(sample), count: Int(header.depth))
-        let index = thread(header.tid, at: header.time_ns)
-        let flags = UInt32(header.flags)
-        let truncated = flags & UInt32(SS_SAMPLE_TRUNCATED) != 0
-        let periods = Int(max(1, header.periods))
-        if truncated { truncatedSamples += periods }
-        if flags & UInt32(SS_SAMPLE_LEAF_ONLY) != 0 { leafOnlySamples += periods }
-        if flags & UInt32(SS_SAMPLE_UNWIND_FAILED) != 0 { unwindFailures += periods }
-        if flags & UInt32(SS_SAMPLE_UNWIND_FAULTED) != 0 { unwindFaults += periods }
-        let key = StackKey(thread: index, frames: frames.map { UInt($0) }, truncated: truncated)
+    mutating func record(_ sample: Sample) -> StackKey {
+        let index = thread(sample.tid, at: sample.timeNanoseconds)
+        let periods = sample.periods
+        switch sample.walk {
+        case .complete: break
+        case .truncated: truncatedSamples += periods
+        case .leafOnly: leafOnlySamples += periods
+        case .endedEarly: unwindFailures += periods
+        case .faulted: unwindFaults += periods
+        }
+        let key = StackKey(thread: index, frames: sample.frames, truncated: sample.walk == .truncated)
         overrunPeriods += periods - 1
         counts[key, default: 0] += periods
         lastStack[index] = key
         threads[index].samples += periods
         threads[index].taken += 1
-        threads[index].lastSeen = max(threads[index].lastSeen, header.time_ns)
+        threads[index].lastSeen = max(threads[index].lastSeen, sample.timeNanoseconds)
         return key
     }
 

@@ -1,0 +1,111 @@
+/*
+ * cpu mode's engine: one POSIX timer per thread on that thread's CPU-time
+ * clock, created with the raw syscall so the sampler can make it for another
+ * thread, delivered (SIGEV_THREAD_ID) to that thread with the engine's signal
+ * and cookie. Timers are deleted on detach: the kernel's per-process count of
+ * timers is limited.
+ *
+ * A timer's first expiry is random (see first_expiry_ns), so a thread that
+ * lives less than a period still has its fair chance of a sample.
+ */
+#define _GNU_SOURCE
+#include "engine_internal.h"
+#include "sampling_engine.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+/* xorshift64* state, seeded once per process: again in a forked child, which would
+ * otherwise repeat its parent's draws. Guarded by the registry's lock. */
+static uint64_t random_state;
+static pid_t seeded_in;
+
+static uint64_t next_random(void) {
+    if (random_state == 0 || seeded_in != getpid()) {
+        seeded_in = getpid();
+        /* splitmix64 of the time and pid: distinct per process, never zero after mixing in 1 */
+        uint64_t seed = ss_now_ns() ^ ((uint64_t)getpid() << 32);
+        seed += 0x9E3779B97F4A7C15ull;
+        seed = (seed ^ (seed >> 30)) * 0xBF58476D1CE4E5B9ull;
+        seed = (seed ^ (seed >> 27)) * 0x94D049BB133111EBull;
+        random_state = (seed ^ (seed >> 31)) | 1;
+    }
+    random_state ^= random_state >> 12;
+    random_state ^= random_state << 25;
+    random_state ^= random_state >> 27;
+    return random_state * 0x2545F4914F6CDD1Dull;
+}
+
+/* Uniform in [0, 1). */
+static double next_unit(void) { return (double)(next_random() >> 11) * 0x1.0p-53; }
+
+/* The scheduler tick: the kernel compares a thread's CPU time with its timers
+ * only at a tick that finds the thread running. A coarse clock advances once
+ * per tick, so its resolution is the tick's length (4 ms at HZ=250). */
+static uint64_t scheduler_tick_ns(void) {
+    struct timespec resolution;
+    if (clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) != 0) return 0;
+    return (uint64_t)resolution.tv_sec * 1000000000u + (uint64_t)resolution.tv_nsec;
+}
+
+/* The first expiry, in the thread's CPU time from now. The kernel looks at a
+ * thread only at ticks that land on it, about one per tick of its CPU, and a
+ * look counts every expiry the thread's CPU has passed. Expiries placed just
+ * after a whole number of ticks, 1 ns + k x tick, are each caught by the
+ * (k+1)th look. With k uniform in 0 ... period/tick, the first sample comes
+ * at each look with the same chance tick / period, and one period later the
+ * next: a thread of N looks (CPU about N x tick) gets N x tick / period samples
+ * in expectation, whether N is 1 (a thread shorter than a tick, looked at with
+ * probability c / tick, so sampled with probability c / period) or many. Every
+ * sample is worth one period. When the period is not longer than the tick,
+ * every look finds an expiry due: the first is then uniform in (0, period]. */
+static uint64_t first_expiry_ns(uint64_t period) {
+    uint64_t tick = scheduler_tick_ns();
+    double draw = next_unit();
+    if (tick == 0 || tick >= period) return 1 + (uint64_t)(draw * (double)(period - 1));
+    return 1 + (uint64_t)(draw * (double)period / (double)tick) * tick;
+}
+
+/* Starts `timer_id` with a random first expiry (first_expiry_ns), then every period. */
+static int arm_cpu_timer(int timer_id) {
+    uint64_t period = ss_active_config.period_ns, first = first_expiry_ns(period);
+    struct itimerspec spec = {
+        .it_interval = {(time_t)(period / 1000000000u), (long)(period % 1000000000u)},
+        .it_value = {(time_t)(first / 1000000000u), (long)(first % 1000000000u)},
+    };
+    return syscall(SYS_timer_settime, timer_id, 0, &spec, NULL) == 0 ? 0 : -errno;
+}
+
+static int attach(int32_t tid, int armed, int *handle) {
+    struct sigevent event;
+    memset(&event, 0, sizeof event);
+    event.sigev_notify = SIGEV_THREAD_ID;
+    event.sigev_signo = ss_engine_signal();
+    event.sigev_value.sival_ptr = (void *)ss_timer_cookie;
+    event._sigev_un._tid = tid;
+    int id;
+    if (syscall(SYS_timer_create, ss_thread_cpu_clock(tid), &event, &id) != 0) return -errno;
+    int status = armed ? arm_cpu_timer(id) : 0;
+    if (status != 0) {
+        syscall(SYS_timer_delete, id);
+        return status;
+    }
+    *handle = id;
+    return 0;
+}
+
+static int arm(int handle) { return arm_cpu_timer(handle); }
+
+static void detach(int handle) { syscall(SYS_timer_delete, handle); }
+
+/* A CPU timer reads 0 left once the thread it was made for has exited, while a periodic
+ * timer of a live thread always has time left. */
+static int orphaned(int handle) {
+    struct itimerspec left;
+    return syscall(SYS_timer_gettime, handle, &left) == 0 && left.it_value.tv_sec == 0 && left.it_value.tv_nsec == 0;
+}
+
+const ss_sampling_engine ss_cpu_timer_engine = {"cpu-time timers", attach, arm, detach, orphaned};

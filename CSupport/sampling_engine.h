@@ -1,0 +1,34 @@
+/*
+ * The contract every way of producing samples meets: one pair of files per engine
+ * (engine_cpu_timers.c, engine_wall_signals.c), chosen by the session's mode in
+ * engine.c and handed to the registry (thread_registry.c), which keeps the attached
+ * threads and calls the engine for each; an engine keeps its per-thread resource in the
+ * handle the registry stores for it. Adding an engine touches no other engine.
+ * Never called in signal context; the registry's lock serialises the calls.
+ */
+#ifndef STACKSAMPLER_SAMPLING_ENGINE_H
+#define STACKSAMPLER_SAMPLING_ENGINE_H
+
+#include <stdint.h>
+
+typedef struct ss_sampling_engine {
+    /* For the summary: what produced the samples. */
+    const char *name;
+    /* Prepares sampling thread `tid`, armed now or (with `armed` 0) only at `arm`; sets its
+     * handle (-1 when it needs none). Returns 0 or -errno. */
+    int (*attach)(int32_t tid, int armed, int *handle);
+    /* Starts the sampling of a thread attached unarmed. Returns 0 or -errno. */
+    int (*arm)(int handle);
+    /* Releases what `attach` made. */
+    void (*detach)(int handle);
+    /* Nonzero when the handle still belongs to an earlier thread of the same tid that has
+     * exited (its tid reused): the thread must be attached again. */
+    int (*orphaned)(int handle);
+} ss_sampling_engine;
+
+/* cpu mode: a timer on each thread's CPU-time clock, signalling that thread. */
+extern const ss_sampling_engine ss_cpu_timer_engine;
+/* wall mode: nothing per thread; the sampler thread signals (ss_signal_thread) on its schedule. */
+extern const ss_sampling_engine ss_wall_signal_engine;
+
+#endif

@@ -1,0 +1,34 @@
+import CEngine
+import Glibc
+
+/// cpu mode: the engine's timers take the samples; the sampler thread only drains the buffer,
+/// as seldom as the buffer allows, and keeps the threads' CPU times current.
+struct CPUDrainSchedule: SamplerSchedule {
+    let intervalNanoseconds: UInt64
+    var missedTicks: Int { 0 }
+    var skippedTicks: Int { 0 }
+
+    /// CPU timers fire at most `rate` times per CPU-second, so all cores together fill the
+    /// buffer at most at cores x rate samples a second (rate capped at 1000, the fastest
+    /// scheduler tick). The buffer is drained when a quarter full at that pace, at most every
+    /// 100 ms (every 100 ms on 2 cores at 100 Hz with the default 1024 slots; 40 ms on 64
+    /// cores), and at least every 5 ms.
+    init(periodNanoseconds: UInt64, bufferSlots: Int) {
+        let cores = UInt64(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let rate = min(1000, 1_000_000_000 / max(1, periodNanoseconds))
+        let quarterFull = UInt64(bufferSlots) * 1_000_000_000 / (4 * cores * max(1, rate))
+        intervalNanoseconds = min(100_000_000, max(5_000_000, quarterFull))
+    }
+
+    mutating func arrived(_ sample: Sample) -> Int { 0 }
+
+    /// Keeps CPU times current between scans: a thread that exits takes its last reading with it.
+    mutating func wake(at now: UInt64, due: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting,
+                       stopRequested: () -> Bool) {
+        routing.updateThreads { aggregator in
+            for tid in threads { aggregator.observeCPU(tid, cpu: ss_thread_cpu_time_ns(tid)) }
+        }
+    }
+
+    mutating func threadEnded(_ tid: Int32) {}
+}

@@ -1,0 +1,18 @@
+/// What the sampler thread does at each wake besides draining the engine's buffer, and how
+/// often it wakes: one type per sampling mode (`CPUDrainSchedule`, `WallScheduler`).
+protocol SamplerSchedule {
+    /// Time between two wakes, in ns.
+    var intervalNanoseconds: UInt64 { get }
+    /// Wake-ups that came late: ticks counted with the stacks found when the sampler woke.
+    var missedTicks: Int { get }
+    /// Ticks of a thread whose stack could not be known without risk (`Profile.Losses.skippedTicks`).
+    var skippedTicks: Int { get }
+    /// A sample drained from the engine's buffer: returns the ticks it also stands for.
+    mutating func arrived(_ sample: Sample) -> Int
+    /// The work of a wake at `now`, `due` ticks after the last one: `threads` are attached.
+    /// Returns early once `stopRequested` says so.
+    mutating func wake(at now: UInt64, due: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting,
+                       stopRequested: () -> Bool)
+    /// Forgets a thread that has exited.
+    mutating func threadEnded(_ tid: Int32)
+}
