@@ -23,6 +23,16 @@ enum ThreadDirectory {
         return signo >= 1 && signo <= 64 && mask & (UInt64(1) << UInt64(signo - 1)) != 0
     }
 
+    /// How many times the thread has given up its core of its own accord (to sleep or wait:
+    /// `voluntary_ctxt_switches` in its status), or nil once it has exited. A thread preempted
+    /// while it had work does not add to it.
+    static func voluntarySwitches(of tid: Int32) -> Int? {
+        guard let status = FileIO.readProcText("/proc/self/task/\(tid)/status", limit: 8192),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") })
+        else { return nil }
+        return Int(line.dropFirst("voluntary_ctxt_switches:".count).drop(while: { $0 == " " || $0 == "\t" }))
+    }
+
     /// The thread's name (`comm`), or nil once it has exited.
     static func name(of tid: Int32) -> String? {
         guard let text = FileIO.readProcText("/proc/self/task/\(tid)/comm", limit: 64) else { return nil }

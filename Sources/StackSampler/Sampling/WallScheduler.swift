@@ -24,6 +24,8 @@ struct WallScheduler: SamplerSchedule {
     private var cpuWhenStackKnown: [Int32: Int64] = [:]
     /// Each thread's CPU time, and the time, when a tick last looked at where it was.
     private var cpuAtLastTick: [Int32: (cpu: Int64, at: UInt64)] = [:]
+    /// Each thread's voluntary context switches when last read (see `sleeps`).
+    private var voluntarySwitches: [Int32: Int] = [:]
     /// A signal sent and its sample not yet arrived (never two at once), and the ticks that
     /// passed meanwhile. The thread cannot move before its handler runs, so those ticks are
     /// owed to the stack that sample will carry.
@@ -48,7 +50,17 @@ struct WallScheduler: SamplerSchedule {
     mutating func threadEnded(_ tid: Int32) {
         cpuWhenStackKnown[tid] = nil
         cpuAtLastTick[tid] = nil
+        voluntarySwitches[tid] = nil
         signalOutstanding[tid] = nil
+    }
+
+    /// Whether `tid`, which ran less than half the time, slept since it was last asked about:
+    /// a thread that did not give up its core of its own accord was preempted (more threads
+    /// than cores), not sleeping, and can be signalled as a running one. Unknown counts as slept.
+    private mutating func sleeps(_ tid: Int32) -> Bool {
+        guard let switches = ThreadDirectory.voluntarySwitches(of: tid) else { return true }
+        let before = voluntarySwitches.updateValue(switches, forKey: tid)
+        return before.map { switches != $0 } ?? true
     }
 
     /// `due` ticks are counted: more than one after a late wake, each with the stack found now.
@@ -79,9 +91,11 @@ struct WallScheduler: SamplerSchedule {
             // signalled, and a tick that finds it running to the end is skipped and counted.
             // Over a period at least: two looks close together (a late sampler catching up)
             // would make a few microseconds in the kernel look like a busy thread.
+            // One that ran less than half the time without ever giving up its core of its own
+            // accord was kept off it by other threads (more threads than cores): a runner.
             let share = before.map { Double(cpu - $0.cpu) / Double(max(intervalNanoseconds, now &- $0.at)) } ?? 0
-            let sleeper = share < 0.5
             let quiet = share < 0.05
+            let sleeper = share < 0.5 && (quiet || sleeps(tid))
             switch look(at: tid, cpu: cpu, now: now, patience: sleeper ? Self.sleeperPatienceNanoseconds : 0, maySignal: !quiet) {
             case .running: signal(tid, at: now, due: due)
             case .walked:
