@@ -47,8 +47,12 @@ public struct ProfilerConfiguration: Sendable {
         guard PeriodParser.accepted.contains(periodNanoseconds) else {
             throw .invalidConfiguration("period \(PeriodParser.format(nanoseconds: periodNanoseconds)) is outside \(PeriodParser.acceptedDescription)")
         }
-        guard (1...4096).contains(maxDepth) else { throw .invalidConfiguration("max depth \(maxDepth) is outside 1...4096") }
-        guard (16...1_048_576).contains(bufferSlots) else { throw .invalidConfiguration("buffer size \(bufferSlots) is outside 16...1048576 samples") }
+        do {
+            try SessionSettings.maxDepth.check(maxDepth, shown: "max depth \(maxDepth)")
+            try SessionSettings.bufferSize.check(bufferSlots, shown: "buffer size \(bufferSlots)")
+        } catch {
+            throw .invalidConfiguration(error.description)
+        }
         var checked = self
         checked.invocations = try invocations?.validated()
         return checked

@@ -10,8 +10,6 @@ public enum ProfilerError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidConfiguration(String)
     /// A text could not be read as a period.
     case invalidPeriod(String)
-    /// A text is not a sampling mode.
-    case invalidMode(String)
     /// The output could not be written.
     case outputFailed(path: String, reason: String)
 
@@ -22,7 +20,6 @@ public enum ProfilerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noFreeSignal(let mode): "no free signal for \(mode) mode: the program handles SIGPROF and every candidate real-time signal"
         case .invalidConfiguration(let detail): "invalid configuration: \(detail)"
         case .invalidPeriod(let text): "'\(text)' is not a sampling period; use a number with a unit: 10ms, 500us, 1s (\(PeriodParser.acceptedDescription))"
-        case .invalidMode(let text): "'\(text)' is not a sampling mode; use cpu or wall"
         case .outputFailed(let path, let reason): "cannot write \(path): \(reason)"
         }
     }

@@ -65,7 +65,7 @@ private func status(of error: ProfilerError) -> Int32 {
     case .alreadyRunning: STACKSAMPLER_ERROR_ALREADY_RUNNING
     case .notRunning: STACKSAMPLER_ERROR_NOT_RUNNING
     case .noFreeSignal: STACKSAMPLER_ERROR_UNAVAILABLE
-    case .invalidConfiguration, .invalidPeriod, .invalidMode: STACKSAMPLER_ERROR_INVALID_ARGUMENT
+    case .invalidConfiguration, .invalidPeriod: STACKSAMPLER_ERROR_INVALID_ARGUMENT
     case .outputFailed: STACKSAMPLER_ERROR_WRITE_FAILED
     }
 }

@@ -27,7 +27,7 @@ public func stacksamplerPreloadMain() {
         guard let read = try PreloadSettings.fromEnvironment() else { return }
         settings = read
     } catch {
-        report("\(error.message); this run is not profiled")
+        report("\(error.description); this run is not profiled")
         return
     }
     do {

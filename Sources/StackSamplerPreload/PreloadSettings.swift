@@ -32,64 +32,37 @@ struct PreloadSettings: Sendable {
     /// Invocation output and stall reports (`STACKSAMPLER_INVOCATIONS`, `STACKSAMPLER_STALL_THRESHOLD`, …).
     var invocations: InvocationEnvironment
 
-    /// A setting that cannot be used, with the message that explains it.
-    struct Problem: Error {
-        var message: String
-    }
-
-    /// Reads the settings; nil when `STACKSAMPLER_OUTPUT` is unset (the library stays idle).
-    static func fromEnvironment() throws(Problem) -> PreloadSettings? {
+    /// Reads the settings (`SessionSettings` names them); nil when `STACKSAMPLER_OUTPUT` is unset
+    /// (the library stays idle).
+    static func fromEnvironment() throws(SettingError) -> PreloadSettings? {
         guard let output = variable(outputVariable), !output.isEmpty else { return nil }
         var configuration = ProfilerConfiguration()
-        if let text = variable("STACKSAMPLER_PERIOD") {
-            do { configuration.period = try PeriodParser.parse(text) } catch {
-                throw Problem(message: "STACKSAMPLER_PERIOD=\(text) is not a sampling period; use a number with a unit such as 10ms, 500us or 1s")
-            }
-        }
-        if let text = variable("STACKSAMPLER_MODE") {
-            guard let mode = SamplingMode(rawValue: text) else {
-                throw Problem(message: "STACKSAMPLER_MODE=\(text) is not a sampling mode; use cpu or wall")
-            }
-            configuration.mode = mode
-        }
+        if let period = try read(SessionSettings.period) { configuration.period = period }
+        if let mode = try read(SessionSettings.mode) { configuration.mode = mode }
         configuration.recordingPath = variable("STACKSAMPLER_RAW")?.replacingPercentP(with: String(getpid()))
-        if let text = variable("STACKSAMPLER_BUFFER_SIZE") {
-            guard let slots = Int(text), (16...1_048_576).contains(slots) else {
-                throw Problem(message: "STACKSAMPLER_BUFFER_SIZE=\(text) is not a buffer size; use a number of samples from 16 to 1048576")
-            }
-            configuration.bufferSlots = slots
-        }
-        if let text = variable("STACKSAMPLER_MAX_DEPTH") {
-            guard let depth = Int(text), (1...4096).contains(depth) else {
-                throw Problem(message: "STACKSAMPLER_MAX_DEPTH=\(text) is not a depth; use a whole number from 1 to 4096")
-            }
-            configuration.maxDepth = depth
-        }
-        if let root = variable("STACKSAMPLER_DEBUG_ROOT"), !root.isEmpty {
-            configuration.symbols.debugRoot = root
-        }
-        configuration.symbols.keepsSpecializations = flag("STACKSAMPLER_SPECIALIZATIONS")
-        configuration.symbols.resolvesLines = flag("STACKSAMPLER_LINES")
-        configuration.asyncStacks = variable("STACKSAMPLER_ASYNC_STACKS") != "0"
+        if let slots = try read(SessionSettings.bufferSize) { configuration.bufferSlots = slots }
+        if let depth = try read(SessionSettings.maxDepth) { configuration.maxDepth = depth }
+        if let root = try read(SessionSettings.debugRoot), !root.isEmpty { configuration.symbols.debugRoot = root }
+        configuration.symbols.keepsSpecializations = try read(SessionSettings.specializations) ?? false
+        configuration.symbols.resolvesLines = try read(SessionSettings.lines) ?? false
+        configuration.asyncStacks = try read(SessionSettings.asyncStacks) ?? true
         let invocations = try InvocationEnvironment.read(pid: String(getpid()))
         configuration.invocations = invocations.configuration
-        var format: OutputFormat?
-        if let text = variable("STACKSAMPLER_FORMAT") {
-            guard let named = OutputFormat(rawValue: text) else {
-                throw Problem(message: "STACKSAMPLER_FORMAT=\(text) is not a format; use one of \(OutputFormat.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            format = named
-        }
+        let format = try read(SessionSettings.format)
         let outputs = output.split(separator: ",").map { OutputTarget(path: String($0), format: format) }
-        guard !outputs.isEmpty else { throw Problem(message: "\(outputVariable)=\(output) names no file; give one or more paths separated by commas") }
-        let options = ExportOptions(perThreadRoots: flag("STACKSAMPLER_PER_THREAD"), processRoot: flag("STACKSAMPLER_PROCESS_ROOT"),
-                                    icicle: flag("STACKSAMPLER_ICICLE"))
+        guard !outputs.isEmpty else {
+            throw SettingError(description: "\(outputVariable)=\(output) names no file; give one or more paths separated by commas")
+        }
+        let options = ExportOptions(perThreadRoots: try read(SessionSettings.perThread) ?? false,
+                                    processRoot: try read(SessionSettings.processRoot) ?? false,
+                                    icicle: try read(SessionSettings.icicle) ?? false)
         return PreloadSettings(outputPatterns: outputs, summaryPattern: variable("STACKSAMPLER_SUMMARY"),
                                configuration: configuration, options: options, invocations: invocations)
     }
 
-    private static func flag(_ name: String) -> Bool {
-        variable(name).map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
+    /// The value of `setting`'s variable, if set.
+    static func read<Value>(_ setting: Setting<Value>) throws(SettingError) -> Value? {
+        try variable(setting.variable).map { text throws(SettingError) in try setting.parse(text, from: .environment) }
     }
 
     /// The value of environment variable `name`, if set.

@@ -33,32 +33,30 @@ struct InvocationOptions: ParsableArguments {
     var stalls: String?
 
     func validate() throws {
-        guard InvocationFormat(rawValue: invocationFormat) != nil else {
-            throw ValidationError("--invocation-format \(invocationFormat) is not a format; use chrome, speedscope or spans")
+        do {
+            _ = try SessionSettings.invocationFormat.parse(invocationFormat, from: .commandLine)
+            if let invocationMinDuration { _ = try SessionSettings.invocationMinDuration.parse(invocationMinDuration, from: .commandLine) }
+            if let stallThreshold { _ = try SessionSettings.stallThreshold.parse(stallThreshold, from: .commandLine) }
+            _ = try SessionSettings.invocationMinSamples.parse(String(invocationMinSamples), from: .commandLine)
+            _ = try SessionSettings.invocationCapacity.parse(String(invocationCapacity), from: .commandLine)
+            if let invocationMaxDepth { _ = try SessionSettings.invocationMaxDepth.parse(String(invocationMaxDepth), from: .commandLine) }
+        } catch {
+            throw ValidationError(error.description)
         }
-        for (name, text) in [("--invocation-min-duration", invocationMinDuration), ("--stall-threshold", stallThreshold)] {
-            guard let text else { continue }
-            do { _ = try PeriodParser.parse(text) } catch {
-                throw ValidationError("\(name) \(text) is not a duration; use a number with a unit such as 250ms or 1s")
-            }
-        }
-        guard invocationMinSamples >= 1 else { throw ValidationError("--invocation-min-samples must be at least 1") }
-        guard invocationCapacity >= 0 else { throw ValidationError("--invocation-capacity must not be negative") }
-        if let invocationMaxDepth, invocationMaxDepth < 1 { throw ValidationError("--invocation-max-depth must be at least 1") }
     }
 
     /// The preload library's variables for these options.
     var environment: [String: String] {
         var variables: [String: String] = [
-            "STACKSAMPLER_INVOCATION_FORMAT": invocationFormat,
-            "STACKSAMPLER_INVOCATION_MIN_SAMPLES": String(invocationMinSamples),
-            "STACKSAMPLER_INVOCATION_CAPACITY": String(invocationCapacity),
+            SessionSettings.invocationFormat.variable: invocationFormat,
+            SessionSettings.invocationMinSamples.variable: String(invocationMinSamples),
+            SessionSettings.invocationCapacity.variable: String(invocationCapacity),
         ]
         variables["STACKSAMPLER_INVOCATIONS"] = invocations.map(Self.absolute)
-        variables["STACKSAMPLER_INVOCATION_MIN_DURATION"] = invocationMinDuration
+        variables[SessionSettings.invocationMinDuration.variable] = invocationMinDuration
         variables["STACKSAMPLER_INVOCATION_FILTER"] = invocationFilter
-        variables["STACKSAMPLER_INVOCATION_MAX_DEPTH"] = invocationMaxDepth.map(String.init)
-        variables["STACKSAMPLER_STALL_THRESHOLD"] = stallThreshold
+        variables[SessionSettings.invocationMaxDepth.variable] = invocationMaxDepth.map(String.init)
+        variables[SessionSettings.stallThreshold.variable] = stallThreshold
         variables["STACKSAMPLER_STALLS"] = stalls.map(Self.absolute)
         return variables
     }

@@ -51,13 +51,17 @@ struct RecordCommand: ParsableCommand {
     var command: [String] = []
 
     func validate() throws {
-        do { _ = try PeriodParser.parse(period) } catch { throw ValidationError("\(error)") }
-        guard SamplingMode(rawValue: mode) != nil else { throw ValidationError("\(ProfilerError.invalidMode(mode))") }
-        guard (16...1_048_576).contains(bufferSize) else { throw ValidationError("--buffer-size \(bufferSize) is outside 16...1048576 samples") }
+        do {
+            _ = try SessionSettings.period.parse(period, from: .commandLine)
+            _ = try SessionSettings.mode.parse(mode, from: .commandLine)
+            _ = try SessionSettings.bufferSize.parse(String(bufferSize), from: .commandLine)
+            _ = try SessionSettings.maxDepth.parse(String(maxDepth), from: .commandLine)
+        } catch {
+            throw ValidationError(error.description)
+        }
         if let path = output.outputs.first(where: { $0.contains(",") }) {
             throw ValidationError("output path '\(path)' contains a comma, which separates outputs in STACKSAMPLER_OUTPUT")
         }
-        guard (1...4096).contains(maxDepth) else { throw ValidationError("--max-depth \(maxDepth) is outside 1...4096") }
         if let first = command.first, first.hasPrefix("-"), first != "--" {
             throw ValidationError("unknown option '\(first)'")
         }
@@ -111,22 +115,22 @@ struct RecordCommand: ParsableCommand {
             environment["STACKSAMPLER_OUTPUT"] = processDirectory.appendingPathComponent("%p.folded").path
         } else {
             environment["STACKSAMPLER_OUTPUT"] = targets.map(\.path).joined(separator: ",")
-            environment["STACKSAMPLER_FORMAT"] = output.format
+            environment[SessionSettings.format.variable] = output.format
         }
-        environment["STACKSAMPLER_PROCESS_ROOT"] = followChildren ? "1" : "0"
-        environment["STACKSAMPLER_ICICLE"] = output.icicle ? "1" : nil
-        environment["STACKSAMPLER_PERIOD"] = period
-        environment["STACKSAMPLER_MODE"] = mode
-        environment["STACKSAMPLER_MAX_DEPTH"] = String(maxDepth)
-        environment["STACKSAMPLER_BUFFER_SIZE"] = String(bufferSize)
-        environment["STACKSAMPLER_PER_THREAD"] = perThread ? "1" : "0"
+        environment[SessionSettings.processRoot.variable] = followChildren ? "1" : "0"
+        environment[SessionSettings.icicle.variable] = output.icicle ? "1" : nil
+        environment[SessionSettings.period.variable] = period
+        environment[SessionSettings.mode.variable] = mode
+        environment[SessionSettings.maxDepth.variable] = String(maxDepth)
+        environment[SessionSettings.bufferSize.variable] = String(bufferSize)
+        environment[SessionSettings.perThread.variable] = perThread ? "1" : "0"
         environment["STACKSAMPLER_SUMMARY"] = summaryPattern
         let rawPattern = summaryDirectory.appendingPathComponent("raw-%p").path
         environment["STACKSAMPLER_RAW"] = rawPattern
-        if keepSpecializations { environment["STACKSAMPLER_SPECIALIZATIONS"] = "1" }
-        if lines { environment["STACKSAMPLER_LINES"] = "1" }
-        if noAsyncStacks { environment["STACKSAMPLER_ASYNC_STACKS"] = "0" }
-        if let debugRoot { environment["STACKSAMPLER_DEBUG_ROOT"] = URL(fileURLWithPath: debugRoot).standardizedFileURL.path }
+        if keepSpecializations { environment[SessionSettings.specializations.variable] = "1" }
+        if lines { environment[SessionSettings.lines.variable] = "1" }
+        if noAsyncStacks { environment[SessionSettings.asyncStacks.variable] = "0" }
+        if let debugRoot { environment[SessionSettings.debugRoot.variable] = URL(fileURLWithPath: debugRoot).standardizedFileURL.path }
         environment.merge(invocationOptions.environment) { _, option in option }
 
         let child = try ChildProcess.spawn(executable: executable, arguments: arguments, environment: environment)

@@ -32,9 +32,13 @@ public struct InvocationConfiguration: Sendable {
 
     /// Checks the values.
     func validated() throws(ProfilerError) -> InvocationConfiguration {
-        guard capacity >= 0 else { throw .invalidConfiguration("invocation capacity \(capacity) is negative") }
-        guard minimumSamples >= 1 else { throw .invalidConfiguration("minimum samples per invocation \(minimumSamples) is below 1") }
-        if let maxDepth, maxDepth < 1 { throw .invalidConfiguration("invocation depth limit \(maxDepth) is below 1") }
+        do {
+            try SessionSettings.invocationCapacity.check(capacity, shown: "invocation capacity \(capacity)")
+            try SessionSettings.invocationMinSamples.check(minimumSamples, shown: "minimum samples per invocation \(minimumSamples)")
+            if let maxDepth { try SessionSettings.invocationMaxDepth.check(maxDepth, shown: "invocation depth limit \(maxDepth)") }
+        } catch {
+            throw .invalidConfiguration(error.description)
+        }
         if let stallThreshold, stallThreshold <= .zero { throw .invalidConfiguration("stall threshold must be positive") }
         return self
     }
