@@ -20,7 +20,7 @@ enum ProfileBuilder {
     /// The profile of a session: what `sampler` counted (and `invocations` tracked), named now, ended (or snapshotted) at
     /// `endNanoseconds`. A snapshot (`isFinished` false) has no invocations (still open) and no
     /// sampler CPU time (still running).
-    static func build(from counted: StackAggregator, losses: Profile.Losses, sampler: SamplerThread,
+    static func build(from counted: StackAggregator, losses: Profile.Losses, sampler: SamplerThread, symbols: SessionSymbols,
                       invocations recorder: InvocationRecorder? = nil, endNanoseconds: UInt64, isFinished: Bool = true) -> Profile {
         let stacks = counted.counts.map { key, count in
             Profile.Stack(thread: key.thread, addresses: key.frames.reversed(), count: count, isTruncated: key.truncated)
@@ -32,14 +32,16 @@ enum ProfileBuilder {
                            blocksSignal: record.blocksSignal, takenSamples: record.taken)
         }
         let symbolizationStart = ss_now_ns()
-        let modules = ModuleMap.current()
-        let naming = symbolize(stacks, modules: modules, options: sampler.configuration.symbols)
-        let invocations = (isFinished ? recorder : nil).map { recorder in
-            Profile.Invocation.named(recorder.tracker.records, hidden: naming.hidden, name: naming.name(of:))
-        } ?? []
+        let (naming, invocations, modules, tableBytes) = symbols.withCurrentMappings { symbolizer in
+            let naming = symbolize(stacks, with: symbolizer)
+            let invocations = (isFinished ? recorder : nil).map { recorder in
+                Profile.Invocation.named(recorder.tracker.records, hidden: naming.hidden, name: naming.name(of:))
+            } ?? []
+            return (naming, invocations, symbolizer.moduleMap.modules(holding: naming.frames.keys), symbolizer.tableBytes)
+        }
         var overhead = Profile.Overhead()
         overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart
-        overhead.symbolTableBytes = naming.symbolizer.tableBytes
+        overhead.symbolTableBytes = tableBytes
         let timing = HandlerTiming.snapshot().since(sampler.handlerTimingAtStart)
         overhead.handlerMedianNanoseconds = timing.percentile(0.5)
         overhead.handlerP99Nanoseconds = timing.percentile(0.99)
@@ -47,7 +49,7 @@ enum ProfileBuilder {
         var profile = Profile(configuration: sampler.configuration, startNanoseconds: sampler.startTime,
                               durationNanoseconds: endNanoseconds &- sampler.startTime,
                               signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0,
-                              stacks: naming.stacks, threads: threads, frames: naming.frames, modules: modules.modules(holding: naming.frames.keys),
+                              stacks: naming.stacks, threads: threads, frames: naming.frames, modules: modules,
                               losses: losses, overhead: overhead)
         profile.asyncStacks = Profile.AsyncStacks.engine(since: sampler.asyncStacksAtStart)
         profile.processID = getpid()
@@ -60,8 +62,7 @@ enum ProfileBuilder {
     }
 
     /// Names every address of `stacks` once, and drops the profiler's own thread-start frame.
-    static func symbolize(_ stacks: [Profile.Stack], modules: ModuleMap, options: SymbolOptions) -> Naming {
-        let symbolizer = Symbolizer(modules: modules, options: options)
+    static func symbolize(_ stacks: [Profile.Stack], with symbolizer: Symbolizer) -> Naming {
         var frames: [UInt: SymbolizedFrame] = [:]
         for stack in stacks {
             for address in stack.addresses where frames[address] == nil {

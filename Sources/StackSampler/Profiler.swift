@@ -11,6 +11,8 @@ public enum Profiler {
         var sampler: SamplerThread
         /// Invocation tracking, when configured (also one of the sampler's consumers).
         var invocations: InvocationRecorder?
+        /// The session's symbolizer, shared by invocations, stall reports and its profiles.
+        var symbols: SessionSymbols
         var ownerPID: pid_t
         /// Tells this session from later ones, so that a `capture` ends only its own.
         var number: UInt64
@@ -48,13 +50,14 @@ public enum Profiler {
             default: throw .invalidConfiguration("the engine could not reserve its buffer")
             }
             let startTime = ss_now_ns()
+            let symbols = SessionSymbols(options: configuration.symbols)
             let sampler: SamplerThread
             let invocations: InvocationRecorder?
             do throws(ProfilerError) {
                 let stream = try configuration.recordingPath.map { path throws(ProfilerError) in try RawStreamWriter(path: path) }
                 stream?.begin(configuration: configuration, startNanoseconds: startTime)
                 invocations = try configuration.invocations.map { settings throws(ProfilerError) in
-                    try InvocationRecorder(settings: settings, period: configuration.periodNanoseconds, mode: configuration.mode)
+                    try InvocationRecorder(settings: settings, period: configuration.periodNanoseconds, mode: configuration.mode, symbols: symbols)
                 }
                 sampler = SamplerThread(configuration: configuration, consumers: [stream as (any SampleConsumer)?, invocations].compactMap { $0 })
                 try sampler.start(at: startTime)
@@ -63,7 +66,7 @@ public enum Profiler {
                 throw error
             }
             let number = sessionsStarted.add(1, ordering: .relaxed).newValue
-            current = Session(sampler: sampler, invocations: invocations, ownerPID: getpid(), number: number)
+            current = Session(sampler: sampler, invocations: invocations, symbols: symbols, ownerPID: getpid(), number: number)
             ExecDuringSession.register(configuration)
             return (sampler, number)
         }
@@ -96,7 +99,7 @@ public enum Profiler {
             return (running, running.sampler.finish())
         }
         let profile = ProfileBuilder.build(from: counted, losses: running.sampler.losses(counted), sampler: running.sampler,
-                                           invocations: running.invocations, endNanoseconds: end)
+                                           symbols: running.symbols, invocations: running.invocations, endNanoseconds: end)
         // Naming read whole symbol tables, freed by now; malloc would keep their pages, and a
         // service that profiles every few seconds would see its resident size creep up.
         ss_release_free_memory()
@@ -108,11 +111,12 @@ public enum Profiler {
     /// Throws `.notRunning` without a session.
     public static func snapshot() throws(ProfilerError) -> Profile {
         let end = ss_now_ns()
-        let (sampler, counted, losses) = try session.withLock { (current: inout Session?) throws(ProfilerError) in
+        let (running, counted, losses) = try session.withLock { (current: inout Session?) throws(ProfilerError) in
             guard let running = current, running.isOwn else { throw ProfilerError.notRunning }
             let (counted, losses) = running.sampler.snapshot()
-            return (running.sampler, counted, losses)
+            return (running, counted, losses)
         }
-        return ProfileBuilder.build(from: counted, losses: losses, sampler: sampler, endNanoseconds: end, isFinished: false)
+        return ProfileBuilder.build(from: counted, losses: losses, sampler: running.sampler, symbols: running.symbols,
+                                    endNanoseconds: end, isFinished: false)
     }
 }

@@ -37,9 +37,8 @@ extension EndToEnd {
             #expect(covered > 0.85, "the three functions' frames hold \(Int(covered * 100)) %; heaviest leaves: \(leaves)")
         }
 
-        @Test("stripped program with a build-id debug file under STACKSAMPLER_DEBUG_ROOT: real names")
-        func debugFileGivesRealNames() throws {
-            let directory = try ScratchDirectory.make("stripped-debug")
+        /// A debug root in `directory` holding the unstripped build's debug file under its build id.
+        static func debugRoot(in directory: String) throws -> String {
             let unstripped = try TestProgram.stripped.unstrippedExecutable()
             let notes = try ChildProcess.run("readelf", ["-n", unstripped], in: directory)
             let buildID = try #require(notes.stdout.split(separator: "\n").first { $0.contains("Build ID:") }?
@@ -50,7 +49,13 @@ extension EndToEnd {
             let objcopy = try ChildProcess.run(
                 "objcopy", ["--only-keep-debug", unstripped, folder + "/" + buildID.dropFirst(2) + ".debug"], in: directory)
             try #require(objcopy.termination == .exited(0), "\(objcopy)")
+            return root
+        }
 
+        @Test("stripped program with a build-id debug file under STACKSAMPLER_DEBUG_ROOT: real names")
+        func debugFileGivesRealNames() throws {
+            let directory = try ScratchDirectory.make("stripped-debug")
+            let root = try Self.debugRoot(in: directory)
             let run = try ProfiledRun.preload(
                 .stripped, ["1"], settings: ["STACKSAMPLER_PERIOD": "5ms", "STACKSAMPLER_DEBUG_ROOT": root], in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
@@ -60,6 +65,25 @@ extension EndToEnd {
             let covered = profile.selfShare { Self.functions.contains($0) }
             #expect(covered > 0.85, "hot_one/two/three hold \(Int(covered * 100)) % of the leaves; heaviest: \(leaves)")
             #expect(profile.inclusiveShare { $0 == "main" } > 0.85)
+        }
+
+        /// Invocation tracking names through the session's one symbolizer, with its debug root:
+        /// a filter on a static function's real name finds its calls.
+        @Test("--invocation-filter finds a stripped program's static function through --debug-root")
+        func invocationFilterUsesTheDebugRoot() throws {
+            let directory = try ScratchDirectory.make("stripped-invocations")
+            let root = try Self.debugRoot(in: directory)
+            let spansPath = directory + "/calls.spans.json"
+            let run = try ProfiledRun.record(
+                .stripped, ["1"],
+                options: ["--mode", "wall", "--period", "1ms", "--debug-root", root, "--invocations", spansPath,
+                          "--invocation-format", "spans", "--invocation-filter", "hot_one"],
+                in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            let object = try JSONSerialization.jsonObject(with: try Data(contentsOf: URL(fileURLWithPath: spansPath)))
+            let names = try #require((object as? [String: Any])?["spans"] as? [[String: Any]]).compactMap { $0["operationName"] as? String }
+            // About 200 calls of 2.5 ms in 1 s; those seen in two samples or more are kept.
+            #expect(names.count >= 20 && Set(names) == ["hot_one"], "\(names.count) spans: \(Set(names))")
         }
     }
 }

@@ -4,9 +4,9 @@ final class InvocationRecorder: SampleConsumer, @unchecked Sendable {
     private(set) var tracker: InvocationTracker<SymbolLookup>
     private let reporter: StallReporter?
 
-    /// Throws if the stalls file cannot be created.
-    init(settings: InvocationConfiguration, period: UInt64, mode: SamplingMode) throws(ProfilerError) {
-        tracker = InvocationTracker(settings: settings, period: period, lookup: SymbolLookup())
+    /// Names through the session's `symbols`. Throws if the stalls file cannot be created.
+    init(settings: InvocationConfiguration, period: UInt64, mode: SamplingMode, symbols: SessionSymbols) throws(ProfilerError) {
+        tracker = InvocationTracker(settings: settings, period: period, lookup: SymbolLookup(symbols: symbols))
         reporter = settings.stallThreshold == nil ? nil : try StallReporter(mode: mode, path: settings.stallsPath)
     }
 

@@ -47,7 +47,7 @@ extension ProfileBuilder {
                                   takenSamples: samples)
         }
         let modules = ModuleMap(mapsText: recording.mapsText)
-        let naming = symbolize(stacks, modules: modules, options: symbols)
+        let naming = symbolize(stacks, with: Symbolizer(modules: modules, options: symbols))
         let sampledModules = modules.modules(holding: naming.frames.keys)
         var warnings: [String] = []
         let current = Dictionary(sampledModules.map { ($0.path, $0.buildID) }, uniquingKeysWith: { first, _ in first })

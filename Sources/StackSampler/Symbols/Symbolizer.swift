@@ -4,7 +4,8 @@ import SymbolLibraries
 /// asked to, to source lines and inlined calls through their DWARF; caches per address,
 /// loads each module's tables once, lazily. Not thread-safe: use from one task/thread.
 public final class Symbolizer {
-    private let moduleMap: ModuleMap
+    /// The mappings addresses are looked up in.
+    private(set) var moduleMap: ModuleMap
     private let debugFiles: DebugFileLocator
     private let keepsSpecializations: Bool
     private let resolvesLines: Bool
@@ -21,6 +22,14 @@ public final class Symbolizer {
         self.debugFiles = DebugFileLocator(root: options.debugRoot)
         self.keepsSpecializations = options.keepsSpecializations
         self.resolvesLines = options.resolvesLines
+    }
+
+    /// Looks addresses up in `modules` from now on (mappings read again: a module loaded or
+    /// unloaded since). Names found so far are forgotten; each file's tables stay loaded.
+    func remap(_ modules: ModuleMap) {
+        moduleMap = modules
+        cache.removeAll(keepingCapacity: true)
+        functionStarts.removeAll(keepingCapacity: true)
     }
 
     /// Bytes held by the symbol and function tables of the modules loaded so far.

@@ -1,0 +1,59 @@
+import CEngine
+import Synchronization
+
+/// The one symbolizer of a profiling session, configured once with the session's options
+/// (debug root, specializations, lines): invocation tracking and stall reports name through it
+/// while the session runs, and the profile built at its end (or at a snapshot) through it too,
+/// so every name follows the same options and each module's tables load once. The mappings are
+/// read at the first use (not when profiling starts, which may be in a library constructor),
+/// again when an address lies outside every known mapping (at most once per second: code
+/// mapped by dlopen), and afresh for each profile. Safe to use from any thread.
+final class SessionSymbols: @unchecked Sendable {
+    private static let remapIntervalNanoseconds: UInt64 = 1_000_000_000
+    private let lock = Mutex<Void>(())
+    private let symbolizer: Symbolizer
+    /// When the mappings were last read; 0 before the first use.
+    private var readAt: UInt64 = 0
+
+    /// A symbolizer with the session's `options`.
+    init(options: SymbolOptions) {
+        symbolizer = Symbolizer(modules: ModuleMap(mapsText: ""), options: options)
+    }
+
+    /// Runs `body` with the symbolizer over this process's current mappings (read now).
+    func withCurrentMappings<Result>(_ body: (Symbolizer) -> Result) -> Result {
+        lock.withLock { _ in
+            remap(at: ss_now_ns())
+            return body(symbolizer)
+        }
+    }
+
+    /// The name and location of `address` (see `Symbolizer.symbolize`).
+    func symbolize(_ address: UInt) -> SymbolizedFrame {
+        lock.withLock { _ in
+            remapIfUnmapped(address)
+            return symbolizer.symbolize(address)
+        }
+    }
+
+    /// The start of the function holding `address` (see `Symbolizer.functionStart`).
+    func functionStart(of address: UInt) -> UInt {
+        lock.withLock { _ in
+            remapIfUnmapped(address)
+            return symbolizer.functionStart(of: address)
+        }
+    }
+
+    private func remapIfUnmapped(_ address: UInt) {
+        let map = symbolizer.moduleMap
+        guard map.module(containing: address) == nil, map.pseudoRegion(containing: address) == nil else { return }
+        let now = ss_now_ns()
+        guard readAt == 0 || now &- readAt >= Self.remapIntervalNanoseconds else { return }
+        remap(at: now)
+    }
+
+    private func remap(at now: UInt64) {
+        symbolizer.remap(.current())
+        readAt = now
+    }
+}
