@@ -81,8 +81,9 @@ public struct Profile: Sendable {
     /// Monotonic start time and length of the session, in ns.
     public var startNanoseconds: UInt64
     public var durationNanoseconds: UInt64
-    /// The signal used, and whether it replaces the mode's usual one (taken by the program).
-    public var signalNumber: Int32
+    /// The signal used, named (`SIGPROF`, `SIGRTMIN+3`; empty when unknown), and whether it
+    /// replaces the mode's usual one (taken by the program).
+    public var signal: String
     public var signalSubstituted: Bool
     /// Unique stacks and their counts.
     public var stacks: [Stack]
@@ -92,6 +93,9 @@ public struct Profile: Sendable {
     public var frames: [UInt: SymbolizedFrame]
     /// The executable mappings at the end of the session that hold a sampled address, with build ids.
     public var modules: [Module]
+    /// The files of the profiler's own code (its preload libraries), whose frames are its own
+    /// cost; empty when unknown or when the profiler is linked into the program.
+    public var profilerModules: Set<String> = []
     /// What was lost.
     public var losses: Losses
     /// What the profiler cost.

@@ -32,12 +32,13 @@ enum ProfileBuilder {
                            blocksSignal: record.blocksSignal, takenSamples: record.taken)
         }
         let symbolizationStart = ss_now_ns()
-        let (naming, invocations, modules, tableBytes) = symbols.withCurrentMappings { symbolizer in
+        let (naming, invocations, modules, profilerModules, tableBytes) = symbols.withCurrentMappings { symbolizer in
             let naming = symbolize(stacks, with: symbolizer)
             let invocations = (isFinished ? recorder : nil).map { recorder in
                 Profile.Invocation.named(recorder.tracker.records, hidden: naming.hidden, name: naming.name(of:))
             } ?? []
-            return (naming, invocations, symbolizer.moduleMap.modules(holding: naming.frames.keys), symbolizer.tableBytes)
+            let map = symbolizer.moduleMap
+            return (naming, invocations, map.modules(holding: naming.frames.keys), ProfilerModules.paths(in: map), symbolizer.tableBytes)
         }
         var overhead = Profile.Overhead()
         overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart
@@ -48,10 +49,11 @@ enum ProfileBuilder {
         overhead.samplerCPUNanoseconds = isFinished ? sampler.ownCPUNanoseconds : 0
         var profile = Profile(configuration: sampler.configuration, startNanoseconds: sampler.startTime,
                               durationNanoseconds: endNanoseconds &- sampler.startTime,
-                              signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0,
+                              signal: SignalNames.name(of: ss_engine_signal()), signalSubstituted: ss_engine_signal_substituted() != 0,
                               stacks: naming.stacks, threads: threads, frames: naming.frames, modules: modules,
                               losses: losses, overhead: overhead)
         profile.asyncStacks = Profile.AsyncStacks.engine(since: sampler.asyncStacksAtStart)
+        profile.profilerModules = profilerModules
         profile.processID = getpid()
         profile.processName = FileIO.readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? ""
         profile.realtimeStartNanoseconds = realtimeNanoseconds(atMonotonic: sampler.startTime)

@@ -85,6 +85,15 @@ private func profile(_ text: String, command: String = "app --flag") throws -> P
         #expect(Set(hues.map { Int($0 / 10) }).count == 4, "native, C++, Swift and unknown share a hue band: \(hues)")
     }
 
+    @Test func framesInTheProfilersOwnModulesAreItsColour() {
+        var profile = handMadeProfile()
+        let libz = ShownFrame.code(0x40), parse = ShownFrame.code(0x20)
+        #expect(FramePalette.category(of: libz, in: profile) == .kernelOrUnknown)
+        profile.profilerModules = ["/lib/libz.so.1"]
+        #expect(FramePalette.category(of: libz, in: profile) == .profiler)
+        #expect(FramePalette.category(of: parse, in: profile) == .native)
+    }
+
     @Test func differentialGraphOfIdenticalProfilesIsNeutral() throws {
         let input = try profile(smallStacks)
         let document = try FlameGraphDocument(input.differentialFlameGraph(against: input))

@@ -24,7 +24,7 @@ import Testing
             Profile.Stack(thread: 0, addresses: [0x10, 0x28], count: 2, isTruncated: false),
         ]
         return Profile(configuration: ProfilerConfiguration(), startNanoseconds: 0, durationNanoseconds: 70_000_000,
-                       signalNumber: 27, signalSubstituted: false, stacks: stacks, threads: threads, frames: frames,
+                       signal: "SIGPROF", signalSubstituted: false, stacks: stacks, threads: threads, frames: frames,
                        modules: [Module(path: "/bin/app", start: 0, end: 0x1000, fileOffset: 0, buildID: nil)], losses: Profile.Losses())
     }
 

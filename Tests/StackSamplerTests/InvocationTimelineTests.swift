@@ -13,7 +13,7 @@ import Testing
                                startNanoseconds: 1_000_000 + start * 1000, durationNanoseconds: (end - start) * 1000, samples: 3)
         }
         var profile = Profile(configuration: ProfilerConfiguration(period: .microseconds(10), mode: .wall, invocations: InvocationConfiguration()),
-                              startNanoseconds: 1_000_000, durationNanoseconds: 200_000, signalNumber: SIGALRM, signalSubstituted: false,
+                              startNanoseconds: 1_000_000, durationNanoseconds: 200_000, signal: "SIGALRM", signalSubstituted: false,
                               stacks: [], threads: [Profile.Thread(id: 41, name: "main", samples: 20, cpuNanoseconds: 0, observedNanoseconds: 0),
                                                     Profile.Thread(id: 42, name: "worker \"w\"", samples: 5, cpuNanoseconds: 0, observedNanoseconds: 0)],
                               frames: [:], modules: [], losses: Profile.Losses())

@@ -19,6 +19,6 @@ func handMadeProfile() -> Profile {
         Profile.Stack(thread: 1, addresses: [0x40], count: 1, isTruncated: true),
     ]
     return Profile(configuration: ProfilerConfiguration(), startNanoseconds: 0, durationNanoseconds: 100_000_000,
-                   signalNumber: 27, signalSubstituted: false, stacks: stacks, threads: threads, frames: frames,
+                   signal: "SIGPROF", signalSubstituted: false, stacks: stacks, threads: threads, frames: frames,
                    modules: [], losses: Profile.Losses())
 }

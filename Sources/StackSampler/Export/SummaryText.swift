@@ -1,5 +1,3 @@
-import Glibc
-
 /// The short human summary printed after a run: samples, threads, rate, losses.
 extension Profile {
     /// Lines of the summary, each starting with `stacksampler:`.
@@ -7,7 +5,7 @@ extension Profile {
         let seconds = Double(durationNanoseconds) / 1e9
         let asked = 1e9 / Double(configuration.periodNanoseconds)
         let sampled = threads.filter { $0.samples > 0 }
-        let signal = signalName(signalNumber) + (signalSubstituted ? " (the program handled SIGPROF when profiling started, so another signal is used)" : "")
+        let signal = self.signal + (signalSubstituted ? " (the program handled SIGPROF when profiling started, so another signal is used)" : "")
         var lines = [
             "\(sampleCount) samples from \(sampled.count) of \(threads.count) threads in \(formatted(seconds, 2)) s (\(configuration.mode.rawValue) mode, period \(PeriodParser.format(nanoseconds: configuration.periodNanoseconds)), signal \(signal))",
         ]
@@ -25,10 +23,10 @@ extension Profile {
         let blocking = threads.filter(\.blocksSignal)
         if !blocking.isEmpty {
             let names = blocking.prefix(8).map { "\($0.name) (tid \($0.id))" }.joined(separator: ", ")
-            lines.append("unsampled: \(blocking.count) threads block \(signalName(signalNumber)) and cannot be sampled while they do: \(names)\(blocking.count > 8 ? ", …" : "")")
+            lines.append("unsampled: \(blocking.count) threads block \(signal) and cannot be sampled while they do: \(names)\(blocking.count > 8 ? ", …" : "")")
         }
         if losses.foreignSignals > 0 {
-            lines.append("\(losses.foreignSignals) \(signalName(signalNumber)) signals that were not the profiler's were passed to the program's own handler")
+            lines.append("\(losses.foreignSignals) \(signal) signals that were not the profiler's were passed to the program's own handler")
         }
         if let line = asyncStacks.summaryLine { lines.append(line) }
         if let invocationSummary { lines.append(invocationSummary) }
@@ -37,13 +35,5 @@ extension Profile {
 
     private func formatted(_ value: Double, _ decimals: Int) -> String {
         decimalText(value, decimals: decimals)
-    }
-
-    private func signalName(_ signo: Int32) -> String {
-        switch signo {
-        case SIGPROF: "SIGPROF"
-        case SIGALRM: "SIGALRM"
-        default: signo >= __libc_current_sigrtmin() ? "SIGRTMIN+\(signo - __libc_current_sigrtmin())" : "signal \(signo)"
-        }
     }
 }

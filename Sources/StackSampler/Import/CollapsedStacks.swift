@@ -57,7 +57,7 @@ extension Profile {
             }
             stacks.append(stack)
         }
-        self.init(configuration: ProfilerConfiguration(), startNanoseconds: 0, durationNanoseconds: 0, signalNumber: 0,
+        self.init(configuration: ProfilerConfiguration(), startNanoseconds: 0, durationNanoseconds: 0, signal: "",
                   signalSubstituted: false, stacks: stacks, threads: threads, frames: frames, modules: [],
                   losses: Losses(), command: command, samplingIsKnown: false)
     }

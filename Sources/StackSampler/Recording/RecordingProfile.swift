@@ -65,7 +65,7 @@ extension ProfileBuilder {
         configuration.period = .nanoseconds(Int64(clamping: recording.header.periodNanoseconds))
         var profile = Profile(configuration: configuration, startNanoseconds: start,
                               durationNanoseconds: recording.durationNanoseconds ?? (lastSample &- start),
-                              signalNumber: recording.header.signalNumber, signalSubstituted: recording.header.signalSubstituted, stacks: naming.stacks, threads: threads, frames: naming.frames,
+                              signal: SignalNames.name(of: recording.header.signalNumber), signalSubstituted: recording.header.signalSubstituted, stacks: naming.stacks, threads: threads, frames: naming.frames,
                               modules: sampledModules, losses: recording.losses)
         profile.processID = recording.header.processID
         profile.processName = recording.header.processName

@@ -21,7 +21,7 @@ enum FramePalette {
         case .processRoot, .threadRoot, .truncated, .asyncTask: return .marker
         }
         guard let symbol = profile.frames[address] else { return .kernelOrUnknown }
-        if isProfiler(symbol) { return .profiler }
+        if isProfiler(symbol, modules: profile.profilerModules) { return .profiler }
         switch symbol.kind {
         case .swift: return .swift
         case .cpp: return .cpp
@@ -30,12 +30,10 @@ enum FramePalette {
         }
     }
 
-    /// Code of StackSampler itself: in its preload library, or named after its Swift module
-    /// or its C entry points (when it is linked into the program).
-    private static func isProfiler(_ symbol: SymbolizedFrame) -> Bool {
-        if let path = symbol.modulePath, path.hasSuffix("/libStackSamplerPreload.so") || path.hasSuffix("/libStackSamplerPreloadSwift.so") {
-            return true
-        }
+    /// Code of StackSampler itself: in one of its own `modules` (its preload libraries), or
+    /// named after its Swift module or its C entry points (when it is linked into the program).
+    private static func isProfiler(_ symbol: SymbolizedFrame, modules: Set<String>) -> Bool {
+        if let path = symbol.modulePath, modules.contains(path) { return true }
         return symbol.name.hasPrefix("StackSampler.") || symbol.name.hasPrefix("stacksampler_")
     }
 
