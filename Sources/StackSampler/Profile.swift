@@ -29,6 +29,9 @@ public struct Profile: Sendable {
         public var blocksSignal = false
         /// Samples actually taken: what the effective rate is made of.
         public var takenSamples = 0
+        /// The process the thread belongs to: its pid and name (a merged process tree has several).
+        public var processID: Int32 = 0
+        public var processName = ""
     }
 
     /// Samples the profiler could not take or could not take whole.

@@ -17,45 +17,78 @@ enum ProfileBuilder {
         func name(of address: UInt) -> String { frames[address]?.name ?? symbolizer.symbolize(address).name }
     }
 
+    /// What a session counted, before any address is named: the same from a live session
+    /// (`build(from:…)`) and from a raw recording (`build(from:symbols:)`), made a `Profile` by
+    /// `named(_:with:)`.
+    struct Counted {
+        var configuration: ProfilerConfiguration
+        var startNanoseconds: UInt64
+        var durationNanoseconds: UInt64
+        var signalNumber: Int32
+        var signalSubstituted: Bool
+        var processID: Int32
+        var processName: String
+        /// Root first; `thread` indexes `threads`.
+        var stacks: [Profile.Stack]
+        var threads: [Profile.Thread]
+        var losses: Profile.Losses
+    }
+
+    /// `counted` with every address named once through `symbolizer` (over the counted process's
+    /// mappings), the profiler's thread-start frames left out, and the modules that hold a
+    /// sampled address, with their build ids.
+    static func named(_ counted: Counted, with symbolizer: Symbolizer) -> (profile: Profile, naming: Naming) {
+        let naming = symbolize(counted.stacks, with: symbolizer)
+        var threads = counted.threads
+        for index in threads.indices {
+            threads[index].processID = counted.processID
+            threads[index].processName = counted.processName
+        }
+        var profile = Profile(configuration: counted.configuration, startNanoseconds: counted.startNanoseconds,
+                              durationNanoseconds: counted.durationNanoseconds,
+                              signal: SignalNames.name(of: counted.signalNumber), signalSubstituted: counted.signalSubstituted,
+                              stacks: naming.stacks, threads: threads, frames: naming.frames,
+                              modules: symbolizer.moduleMap.modules(holding: naming.frames.keys), losses: counted.losses)
+        profile.processID = counted.processID
+        profile.processName = counted.processName
+        return (profile, naming)
+    }
+
     /// The profile of a session: what `sampler` counted (and `invocations` tracked), named now, ended (or snapshotted) at
     /// `endNanoseconds`. A snapshot (`isFinished` false) has no invocations (still open) and no
     /// sampler CPU time (still running).
-    static func build(from counted: StackAggregator, losses: Profile.Losses, sampler: SamplerThread, symbols: SessionSymbols,
+    static func build(from aggregator: StackAggregator, losses: Profile.Losses, sampler: SamplerThread, symbols: SessionSymbols,
                       invocations recorder: InvocationRecorder? = nil, endNanoseconds: UInt64, isFinished: Bool = true) -> Profile {
-        let stacks = counted.counts.map { key, count in
-            Profile.Stack(thread: key.thread, addresses: key.frames.reversed(), count: count, isTruncated: key.truncated)
-        }
-        let threads = counted.threads.map { record in
-            Profile.Thread(id: record.tid, name: record.name, samples: record.samples,
-                           cpuNanoseconds: record.cpuNanoseconds,
-                           observedNanoseconds: record.lastSeen &- max(record.firstSeen, sampler.startTime),
-                           blocksSignal: record.blocksSignal, takenSamples: record.taken)
-        }
+        let counted = Counted(
+            configuration: sampler.configuration, startNanoseconds: sampler.startTime, durationNanoseconds: endNanoseconds &- sampler.startTime,
+            signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0, processID: getpid(),
+            processName: FileIO.readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? "",
+            stacks: aggregator.counts.map { key, count in
+                Profile.Stack(thread: key.thread, addresses: key.frames.reversed(), count: count, isTruncated: key.truncated)
+            },
+            threads: aggregator.threads.map { record in
+                Profile.Thread(id: record.tid, name: record.name, samples: record.samples,
+                               cpuNanoseconds: record.cpuNanoseconds,
+                               observedNanoseconds: record.lastSeen &- max(record.firstSeen, sampler.startTime),
+                               blocksSignal: record.blocksSignal, takenSamples: record.taken)
+            },
+            losses: losses)
         let symbolizationStart = ss_now_ns()
-        let (naming, invocations, modules, profilerModules, tableBytes) = symbols.withCurrentMappings { symbolizer in
-            let naming = symbolize(stacks, with: symbolizer)
+        var (profile, invocations, profilerModules, tableBytes) = symbols.withCurrentMappings { symbolizer in
+            let (profile, naming) = named(counted, with: symbolizer)
             let invocations = (isFinished ? recorder : nil).map { recorder in
                 Profile.Invocation.named(recorder.tracker.records, hidden: naming.hidden, name: naming.name(of:))
             } ?? []
-            let map = symbolizer.moduleMap
-            return (naming, invocations, map.modules(holding: naming.frames.keys), ProfilerModules.paths(in: map), symbolizer.tableBytes)
+            return (profile, invocations, ProfilerModules.paths(in: symbolizer.moduleMap), symbolizer.tableBytes)
         }
-        var overhead = Profile.Overhead()
-        overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart
-        overhead.symbolTableBytes = tableBytes
+        profile.overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart
+        profile.overhead.symbolTableBytes = tableBytes
         let timing = HandlerTiming.snapshot().since(sampler.handlerTimingAtStart)
-        overhead.handlerMedianNanoseconds = timing.percentile(0.5)
-        overhead.handlerP99Nanoseconds = timing.percentile(0.99)
-        overhead.samplerCPUNanoseconds = isFinished ? sampler.ownCPUNanoseconds : 0
-        var profile = Profile(configuration: sampler.configuration, startNanoseconds: sampler.startTime,
-                              durationNanoseconds: endNanoseconds &- sampler.startTime,
-                              signal: SignalNames.name(of: ss_engine_signal()), signalSubstituted: ss_engine_signal_substituted() != 0,
-                              stacks: naming.stacks, threads: threads, frames: naming.frames, modules: modules,
-                              losses: losses, overhead: overhead)
+        profile.overhead.handlerMedianNanoseconds = timing.percentile(0.5)
+        profile.overhead.handlerP99Nanoseconds = timing.percentile(0.99)
+        profile.overhead.samplerCPUNanoseconds = isFinished ? sampler.ownCPUNanoseconds : 0
         profile.asyncStacks = Profile.AsyncStacks.engine(since: sampler.asyncStacksAtStart)
         profile.profilerModules = profilerModules
-        profile.processID = getpid()
-        profile.processName = FileIO.readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? ""
         profile.realtimeStartNanoseconds = realtimeNanoseconds(atMonotonic: sampler.startTime)
         profile.command = commandLine()
         profile.invocations = invocations

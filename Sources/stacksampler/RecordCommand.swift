@@ -111,7 +111,7 @@ struct RecordCommand: ParsableCommand {
         let processDirectory = summaryDirectory.appendingPathComponent("processes")
         try FileManager.default.createDirectory(at: processDirectory, withIntermediateDirectories: true)
         if followChildren {
-            // Each process writes collapsed stacks of its own; they are merged into the targets below.
+            // Each process writes a raw recording of its own (below); they are merged into the targets.
             environment["STACKSAMPLER_OUTPUT"] = processDirectory.appendingPathComponent("%p.folded").path
         } else {
             environment["STACKSAMPLER_OUTPUT"] = targets.map(\.path).joined(separator: ",")
@@ -147,8 +147,10 @@ struct RecordCommand: ParsableCommand {
             lines.forEach { printError($0) }
         }
         if followChildren {
-            let count = try ProcessTreeProfile.merge(directory: processDirectory.path, into: targets,
-                                                     options: ExportOptions(icicle: output.icicle), command: arguments.joined(separator: " "))
+            let (count, warnings) = try ProcessTreeProfile.merge(
+                directory: summaryDirectory.path, root: child.pid, into: targets, options: ExportOptions(perThreadRoots: perThread, icicle: output.icicle),
+                symbols: symbolOptions, command: arguments.joined(separator: " "))
+            warnings.forEach { printError($0) }
             printError("merged the profiles of \(count) processes into \(targets.map(\.path).joined(separator: ", "))")
         }
         if case .signalled = ending { printError("the program \(ending.description)") }

@@ -44,5 +44,28 @@ extension EndToEnd {
             #expect(childRoots.count == 3)
             #expect(run.process.stderr.contains("merged the profiles of"))
         }
+
+        /// The tree is merged from each process's raw recording, named through its own
+        /// mappings: a merged pprof keeps its units and mappings, as a single-process one does
+        /// (merging through folded text lost them).
+        @Test("record --follow-children: a merged pprof keeps cpu/nanoseconds and the mappings",
+              .enabled(if: GoPprof.executable != nil, GoPprof.skipReason))
+        func followChildrenPprof() throws {
+            let directory = try ScratchDirectory.make("fork-follow-pprof")
+            let pprof = directory + "/tree.pb.gz"
+            let run = try ProfiledRun.record(.forker, [], options: ["--follow-children", "-o", pprof], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            let profile = try run.profile()
+            #expect(Set(profile.stacks.filter { $0.frames.contains("child_work") }.compactMap(\.frames.first)).count == 3)
+            let raw = try GoPprof.raw(pprof, in: directory)
+            #expect(raw.contains("cpu/nanoseconds"), "no cpu/nanoseconds sample type:\n\(raw.prefix(400))")
+            // pprof shows each file's mapping once (it merges the processes' copies), with its build id.
+            let mappings = raw.split(separator: "\n").drop { !$0.hasPrefix("Mappings") }
+            #expect(mappings.contains { $0.contains("/forker ") && $0.hasSuffix("[FN]") && $0.split(separator: " ").count >= 4 },
+                    "no mapping of the forker executable with its build id: \(Array(mappings))")
+            let traces = try GoPprof.stacks(pprof, in: directory)
+            let childSamples = traces.filter { $0.key.contains("child_work") }.values.reduce(0, +)
+            #expect(childSamples >= 10, "the children's work is in the merged pprof: \(traces.keys.prefix(5))")
+        }
     }
 }

@@ -50,6 +50,11 @@ enum GoPprof {
         return stacks
     }
 
+    /// `go tool pprof -raw`: the sample types, samples, locations and mappings as text.
+    static func raw(_ profile: String, in directory: String) throws -> String {
+        try run(["-raw", profile], in: directory)
+    }
+
     private static func run(_ arguments: [String], in directory: String) throws -> String {
         guard let go = executable else { throw HarnessError("go is not installed") }
         let result = try ChildProcess.run(go, ["tool", "pprof"] + arguments, environment: ["HOME": directory, "PPROF_TMPDIR": directory],

@@ -5,8 +5,8 @@ enum ShownFrame: Hashable, Sendable {
     /// Call number `index` (outermost first) of those inlined at this address
     /// (`SymbolizedFrame.inlined`): a frame between the function and the next address.
     case inlined(UInt, index: Int)
-    /// The per-process root `[name pid=N]`.
-    case processRoot
+    /// The per-process root `[name pid=N]` of the thread at this index.
+    case processRoot(Int)
     /// The per-thread root `[name tid=N]` of the thread at this index.
     case threadRoot(Int)
     /// `[truncated]`: the stack was cut at the maximum depth on the root side.
@@ -25,7 +25,7 @@ extension Profile {
     func shownFrames(of stack: Stack, options: ExportOptions) -> [ShownFrame] {
         var frames: [ShownFrame] = []
         frames.reserveCapacity(stack.addresses.count + 3)
-        if options.processRoot { frames.append(.processRoot) }
+        if options.processRoot { frames.append(.processRoot(stack.thread)) }
         if options.perThreadRoots, threads.indices.contains(stack.thread) { frames.append(.threadRoot(stack.thread)) }
         if stack.isTruncated { frames.append(.truncated) }
         if let root = stack.addresses.first, self.frames[root]?.isAsyncResume == true { frames.append(.asyncTask) }
@@ -44,7 +44,8 @@ extension Profile {
         switch frame {
         case .code(let address): name(of: address)
         case .inlined: functionName(of: frame) + "_[i]"
-        case .processRoot: "[\(processName) pid=\(processID)]"
+        case .processRoot(let thread):
+            threads.indices.contains(thread) ? "[\(threads[thread].processName) pid=\(threads[thread].processID)]" : "[\(processName) pid=\(processID)]"
         case .threadRoot(let index): "[\(threads[index].name) tid=\(threads[index].id)]"
         case .truncated: "[truncated]"
         case .asyncTask: "[async]"

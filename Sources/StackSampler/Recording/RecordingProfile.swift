@@ -46,11 +46,17 @@ extension ProfileBuilder {
                                   observedNanoseconds: thread.lastSeenNanoseconds &- max(thread.firstSeenNanoseconds, start),
                                   takenSamples: samples)
         }
-        let modules = ModuleMap(mapsText: recording.mapsText)
-        let naming = symbolize(stacks, with: Symbolizer(modules: modules, options: symbols))
-        let sampledModules = modules.modules(holding: naming.frames.keys)
+        let lastSample = recording.samples.last?.timeNanoseconds ?? start
+        var configuration = ProfilerConfiguration(mode: recording.header.mode, maxDepth: max(1, recording.header.maxDepth))
+        configuration.period = .nanoseconds(Int64(clamping: recording.header.periodNanoseconds))
+        let counted = Counted(configuration: configuration, startNanoseconds: start,
+                              durationNanoseconds: recording.durationNanoseconds ?? (lastSample &- start),
+                              signalNumber: recording.header.signalNumber, signalSubstituted: recording.header.signalSubstituted,
+                              processID: recording.header.processID, processName: recording.header.processName,
+                              stacks: stacks, threads: threads, losses: recording.losses)
+        let (profile, _) = named(counted, with: Symbolizer(modules: ModuleMap(mapsText: recording.mapsText), options: symbols))
         var warnings: [String] = []
-        let current = Dictionary(sampledModules.map { ($0.path, $0.buildID) }, uniquingKeysWith: { first, _ in first })
+        let current = Dictionary(profile.modules.map { ($0.path, $0.buildID) }, uniquingKeysWith: { first, _ in first })
         for recorded in recording.modules {
             guard let recordedID = recorded.buildID, let now = current[recorded.path] else { continue }
             if now != recordedID {
@@ -60,15 +66,6 @@ extension ProfileBuilder {
         if let tail = recording.truncatedTail {
             warnings.append("the recording ends inside a record at byte \(tail.offset) (the program was stopped while writing); the samples before it are used")
         }
-        let lastSample = recording.samples.last?.timeNanoseconds ?? start
-        var configuration = ProfilerConfiguration(mode: recording.header.mode, maxDepth: max(1, recording.header.maxDepth))
-        configuration.period = .nanoseconds(Int64(clamping: recording.header.periodNanoseconds))
-        var profile = Profile(configuration: configuration, startNanoseconds: start,
-                              durationNanoseconds: recording.durationNanoseconds ?? (lastSample &- start),
-                              signal: SignalNames.name(of: recording.header.signalNumber), signalSubstituted: recording.header.signalSubstituted, stacks: naming.stacks, threads: threads, frames: naming.frames,
-                              modules: sampledModules, losses: recording.losses)
-        profile.processID = recording.header.processID
-        profile.processName = recording.header.processName
         return (profile, warnings)
     }
 }
