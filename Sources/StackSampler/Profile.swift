@@ -79,8 +79,9 @@ public struct Profile: Sendable {
     public var processID: Int32 = 0
     public var processName: String = ""
 
-    /// The configuration the session ran with.
-    public var configuration: ProfilerConfiguration
+    /// The configuration the session ran with; nil when the sampling settings are unknown (a
+    /// profile read from collapsed stacks).
+    public var configuration: ProfilerConfiguration?
     /// Monotonic start time and length of the session, in ns.
     public var startNanoseconds: UInt64
     public var durationNanoseconds: UInt64
@@ -113,15 +114,13 @@ public struct Profile: Sendable {
     public var invocationCounts = InvocationCounts()
     /// The profiled command line, for titles ("" when unknown).
     public var command = ""
-    /// Whether `configuration`'s mode and period describe the samples; false for a profile
-    /// read from collapsed stacks, whose sampling settings are unknown.
-    public var samplingIsKnown = true
 
     /// Total samples.
     public var sampleCount: Int { stacks.reduce(0) { $0 + $1.count } }
 
     /// Samples per second each thread achieved (per CPU-second in cpu mode, per wall-second in wall mode).
     public func effectiveRate(of thread: Thread) -> Double {
+        guard let configuration else { return 0 }
         let basis = configuration.mode == .cpu ? thread.cpuNanoseconds : thread.observedNanoseconds
         return basis > 0 ? Double(thread.takenSamples) / (Double(basis) / 1e9) : 0
     }

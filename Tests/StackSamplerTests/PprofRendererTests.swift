@@ -26,8 +26,7 @@ import Testing
     @Test func sampleTypesPeriodAndValuesFollowTheMode() throws {
         for mode in SamplingMode.allCases {
             var profile = profileWithModule()
-            profile.configuration.mode = mode
-            profile.configuration.period = .milliseconds(4)
+            profile.configuration = ProfilerConfiguration(period: .milliseconds(4), mode: mode)
             let decoded = try DecodedPprof(gzipped: profile.rendered(as: .pprof))
             #expect(decoded.sampleTypes.map(\.type) == ["samples", mode.rawValue])
             #expect(decoded.sampleTypes.map(\.unit) == ["count", "nanoseconds"])

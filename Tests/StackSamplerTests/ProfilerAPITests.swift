@@ -47,7 +47,7 @@ func burnInProfilerAPITest(seconds: Double) -> UInt64 {
         while !worker.isFinished { usleep(10_000) }
         let profile = try Profiler.stop()
 
-        #expect(profile.configuration.mode == mode)
+        #expect(profile.configuration?.mode == mode)
         let burning = profile.stacks.filter { stack in
             stack.addresses.contains { profile.name(of: $0).contains("burnInProfilerAPITest") }
         }

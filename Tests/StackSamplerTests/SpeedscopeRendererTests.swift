@@ -18,7 +18,7 @@ import Testing
         #expect(frames.allSatisfy { $0["name"] is String })
         let profiles = try #require(json["profiles"] as? [[String: Any]])
         #expect(profiles.compactMap { $0["name"] as? String }.sorted() == profile.threads.map { "\($0.name) tid=\($0.id)" }.sorted())
-        let period = Int(profile.configuration.periodNanoseconds)
+        let period = Int(try #require(profile.configuration).periodNanoseconds)
         for (entry, thread) in zip(profiles, profile.threads) {
             #expect(entry["type"] as? String == "sampled")
             #expect(entry["unit"] as? String == "nanoseconds")
@@ -38,7 +38,7 @@ import Testing
         let frames = try #require((json["shared"] as? [String: Any])?["frames"] as? [[String: Any]]).map { $0["name"] as! String }
         let profiles = try #require(json["profiles"] as? [[String: Any]])
         var lines: [String: Int] = [:]
-        let period = Int(profile.configuration.periodNanoseconds)
+        let period = Int(try #require(profile.configuration).periodNanoseconds)
         for entry in profiles {
             let root = "[" + (entry["name"] as! String) + "]"
             for (stack, weight) in zip(entry["samples"] as! [[Int]], entry["weights"] as! [Int]) {

@@ -42,8 +42,10 @@ enum InvocationChromeTraceRenderer: InvocationRenderer {
         json.field("displayTimeUnit", "ms")
         json.key("otherData")
         json.beginObject()
-        json.field("mode", profile.configuration.mode.rawValue)
-        json.field("period", PeriodParser.format(nanoseconds: profile.configuration.periodNanoseconds))
+        if let configuration = profile.configuration {
+            json.field("mode", configuration.mode.rawValue)
+            json.field("period", PeriodParser.format(nanoseconds: configuration.periodNanoseconds))
+        }
         json.field("invocations", profile.invocationCounts.kept)
         json.field("droppedInvocations", profile.invocationCounts.dropped)
         json.field("filteredInvocations", profile.invocationCounts.filtered)

@@ -29,10 +29,10 @@ enum PprofRenderer: ProfileRenderer {
     static func encode(_ profile: Profile) -> [UInt8] {
         var strings = StringTable()
         var message = ProtobufWriter()
-        let period = profile.configuration.periodNanoseconds
-        let timeType = profile.configuration.mode == .cpu ? "cpu" : "wall"
+        let period = profile.configuration?.periodNanoseconds
+        let timeType = profile.configuration?.mode == .wall ? "wall" : "cpu"
         var sampleTypes = [("samples", "count")]
-        if profile.samplingIsKnown { sampleTypes.append((timeType, "nanoseconds")) }
+        if period != nil { sampleTypes.append((timeType, "nanoseconds")) }
         for (type, unit) in sampleTypes {
             let typeIndex = strings.index(type), unitIndex = strings.index(unit)
             message.message(Field.Profile.sampleType) {
@@ -100,7 +100,7 @@ enum PprofRenderer: ProfileRenderer {
             }
             let ids = frames.reversed().map(location(of:))
             var values = [UInt64(stack.count)]
-            if profile.samplingIsKnown { values.append(UInt64(stack.count) * period) }
+            if let period { values.append(UInt64(stack.count) * period) }
             message.message(Field.Profile.sample) {
                 $0.packed(Field.Sample.locationID, ids)
                 $0.packed(Field.Sample.value, values)
@@ -137,7 +137,7 @@ enum PprofRenderer: ProfileRenderer {
         for string in strings.strings { tail.string(Field.Profile.stringTable, string) }
         tail.int(Field.Profile.timeNanos, Int64(profile.realtimeStartNanoseconds))
         tail.int(Field.Profile.durationNanos, Int64(profile.durationNanoseconds))
-        if profile.samplingIsKnown {
+        if let period {
             tail.message(Field.Profile.periodType) {
                 $0.int(Field.ValueType.type, periodTypeIndex)
                 $0.int(Field.ValueType.unit, nanosecondsIndex)

@@ -3,20 +3,20 @@ extension Profile {
     /// Lines of the summary, each starting with `stacksampler:`.
     public var summary: String {
         let seconds = Double(durationNanoseconds) / 1e9
-        let asked = 1e9 / Double(configuration.periodNanoseconds)
         let sampled = threads.filter { $0.samples > 0 }
         let signal = self.signal + (signalSubstituted ? " (the program handled SIGPROF when profiling started, so another signal is used)" : "")
-        var lines = [
-            "\(sampleCount) samples from \(sampled.count) of \(threads.count) threads in \(formatted(seconds, 2)) s (\(configuration.mode.rawValue) mode, period \(PeriodParser.format(nanoseconds: configuration.periodNanoseconds)), signal \(signal))",
-        ]
+        let settings = configuration.map { "\($0.mode.rawValue) mode, period \(PeriodParser.format(nanoseconds: $0.periodNanoseconds)), signal \(signal)" }
+            ?? "sampling settings unknown"
+        var lines = ["\(sampleCount) samples from \(sampled.count) of \(threads.count) threads in \(formatted(seconds, 2)) s (\(settings))"]
         let rates = sampled.map { effectiveRate(of: $0) }.filter { $0 > 0 }
-        if !rates.isEmpty {
+        if let configuration, !rates.isEmpty {
+            let asked = 1e9 / Double(configuration.periodNanoseconds)
             let basis = configuration.mode == .cpu ? "per CPU-second" : "per second"
             let median = rates.sorted()[rates.count / 2]
             lines.append("effective rate \(formatted(median, 1)) samples \(basis) per thread (median of \(rates.count) threads; asked \(formatted(asked, 1)))")
         }
         if overhead != Profile.Overhead() { lines.append("profiler cost: handler \(formatted(Double(overhead.handlerMedianNanoseconds) / 1000, 1)) us median, \(formatted(Double(overhead.handlerP99Nanoseconds) / 1000, 1)) us p99 per sample; sampler thread \(formatted(Double(overhead.samplerCPUNanoseconds) / 1e6, 1)) ms CPU; symbolization \(formatted(Double(overhead.symbolizationNanoseconds) / 1e6, 1)) ms, \(formatted(Double(overhead.symbolTableBytes) / 1e6, 1)) MB of tables") }
-        lines.append("lost: \(losses.droppedSamples) dropped (buffer full), \(losses.truncatedSamples) truncated at depth \(configuration.maxDepth), \(losses.leafOnlySamples) leaf-only (alternate signal stack too small), \(losses.unwindFailures) ended early (no unwind info), \(losses.unwindFaults) unwind faults, \(losses.missedTicks) late ticks (counted with the stacks found when the sampler woke), \(losses.skippedTicks) skipped ticks (a thread leaving a sleep, or moving while walked)")
+        lines.append("lost: \(losses.droppedSamples) dropped (buffer full), \(losses.truncatedSamples) truncated\(configuration.map { " at depth \($0.maxDepth)" } ?? ""), \(losses.leafOnlySamples) leaf-only (alternate signal stack too small), \(losses.unwindFailures) ended early (no unwind info), \(losses.unwindFaults) unwind faults, \(losses.missedTicks) late ticks (counted with the stacks found when the sampler woke), \(losses.skippedTicks) skipped ticks (a thread leaving a sleep, or moving while walked)")
         if losses.overrunPeriods > 0 {
             lines.append("timer overruns: \(losses.overrunPeriods) periods the kernel noticed late were counted with the sample that followed them")
         }

@@ -57,9 +57,9 @@ extension Profile {
             }
             stacks.append(stack)
         }
-        self.init(configuration: ProfilerConfiguration(), startNanoseconds: 0, durationNanoseconds: 0, signal: "",
+        self.init(configuration: nil, startNanoseconds: 0, durationNanoseconds: 0, signal: "",
                   signalSubstituted: false, stacks: stacks, threads: threads, frames: frames, modules: [],
-                  losses: Losses(), command: command, samplingIsKnown: false)
+                  losses: Losses(), command: command)
     }
 
     /// `line` without surrounding blanks and a carriage return (working on UTF-8 bytes: splitting

@@ -2,7 +2,7 @@
 extension Profile {
     /// What invocation tracking kept, left out and lost, and the stalls reported; nil when it was off.
     var invocationSummary: String? {
-        guard let settings = configuration.invocations else { return nil }
+        guard let settings = configuration?.invocations else { return nil }
         let counts = invocationCounts
         var parts: [String] = []
         if settings.capacity > 0 {
