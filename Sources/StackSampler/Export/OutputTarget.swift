@@ -1,13 +1,13 @@
 /// A file to write and the format to write it in.
-public struct OutputTarget: Sendable, Hashable {
+package struct OutputTarget: Sendable, Hashable {
     /// Where the profile goes.
-    public var path: String
+    package var path: String
     /// What it is written as.
-    public var format: OutputFormat
+    package var format: OutputFormat
 
     /// A target in `format`, or else in the format the path's extension names (folded when
     /// the extension is not one of `OutputFormat.init(path:)`'s).
-    public init(path: String, format: OutputFormat? = nil) {
+    package init(path: String, format: OutputFormat? = nil) {
         self.path = path
         self.format = format ?? OutputFormat(path: path) ?? .folded
     }
@@ -16,7 +16,7 @@ public struct OutputTarget: Sendable, Hashable {
 extension OutputFormat {
     /// The format a file name's ending names: `.folded` or `.collapsed`, `.svg`, `.pb.gz` or
     /// `.pprof`, `.speedscope.json`; nil for any other.
-    public init?(path: String) {
+    package init?(path: String) {
         let name = path.lowercased()
         guard let format = Self.extensions.first(where: { name.hasSuffix($0.suffix) })?.format else { return nil }
         self = format

@@ -1,11 +1,11 @@
 /// Why a raw recording cannot be read, and where.
-public struct RawFormatError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct RawFormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Byte offset in the file where the problem starts.
-    public var offset: Int
+    package var offset: Int
     /// What is wrong there.
-    public var problem: String
+    package var problem: String
 
-    public var description: String {
+    package var description: String {
         "not a usable StackSampler recording: \(problem) at byte \(offset); record the program again, or pass a file written by STACKSAMPLER_RAW"
     }
 }

@@ -1,67 +1,67 @@
 /// A raw recording read back: what a profiled process streamed (see `RawFormat`).
-public struct RawRecording: Sendable {
+package struct RawRecording: Sendable {
     /// The session as the process started it.
-    public struct Header: Sendable, Equatable {
-        public var mode: SamplingMode
-        public var periodNanoseconds: UInt64
-        public var maxDepth: Int
-        public var processID: Int32
-        public var startNanoseconds: UInt64
-        public var processName: String
-        public var signalNumber: Int32
-        public var signalSubstituted: Bool
+    package struct Header: Sendable, Equatable {
+        package var mode: SamplingMode
+        package var periodNanoseconds: UInt64
+        package var maxDepth: Int
+        package var processID: Int32
+        package var startNanoseconds: UInt64
+        package var processName: String
+        package var signalNumber: Int32
+        package var signalSubstituted: Bool
     }
 
     /// A module as the process had it mapped, with the build id it had then.
-    public struct RecordedModule: Sendable, Equatable {
-        public var path: String
-        public var buildID: String?
+    package struct RecordedModule: Sendable, Equatable {
+        package var path: String
+        package var buildID: String?
     }
 
     /// A thread, with its figures as last streamed.
-    public struct RecordedThread: Sendable, Equatable {
-        public var tid: Int32
-        public var name: String
-        public var cpuNanoseconds: UInt64
-        public var firstSeenNanoseconds: UInt64
-        public var lastSeenNanoseconds: UInt64
+    package struct RecordedThread: Sendable, Equatable {
+        package var tid: Int32
+        package var name: String
+        package var cpuNanoseconds: UInt64
+        package var firstSeenNanoseconds: UInt64
+        package var lastSeenNanoseconds: UInt64
     }
 
     /// A unique stack of one thread; addresses leaf first.
-    public struct RecordedStack: Sendable, Equatable {
-        public var thread: Int
-        public var isTruncated: Bool
-        public var addresses: [UInt]
+    package struct RecordedStack: Sendable, Equatable {
+        package var thread: Int
+        package var isTruncated: Bool
+        package var addresses: [UInt]
     }
 
     /// One sample: which stack, when.
-    public struct Sample: Sendable, Equatable {
-        public var stack: Int
-        public var timeNanoseconds: UInt64
+    package struct Sample: Sendable, Equatable {
+        package var stack: Int
+        package var timeNanoseconds: UInt64
     }
 
-    public var header: Header
+    package var header: Header
     /// `/proc/self/maps` of the process (the latest streamed).
-    public var mapsText = ""
+    package var mapsText = ""
     /// Its modules' build ids (the latest streamed).
-    public var modules: [RecordedModule] = []
+    package var modules: [RecordedModule] = []
     /// Threads by index.
-    public var threads: [Int: RecordedThread] = [:]
+    package var threads: [Int: RecordedThread] = [:]
     /// Stacks by id.
-    public var stacks: [Int: RecordedStack] = [:]
+    package var stacks: [Int: RecordedStack] = [:]
     /// Every sample, in the order taken.
-    public var samples: [Sample] = []
+    package var samples: [Sample] = []
     /// Losses as last streamed.
-    public var losses = Profile.Losses()
+    package var losses = Profile.Losses()
     /// Length of the session, when the process ended it normally; nil if it was cut short.
-    public var durationNanoseconds: UInt64?
+    package var durationNanoseconds: UInt64?
     /// Where the file ended inside a record (a process killed while writing), when tolerated.
-    public var truncatedTail: RawFormatError?
+    package var truncatedTail: RawFormatError?
 
     /// Reads a recording. A file that ends inside its last record is accepted only with
     /// `toleratingTruncatedTail` (what a killed process leaves); any other damage throws,
     /// naming the byte offset.
-    public init(bytes: [UInt8], toleratingTruncatedTail: Bool = false) throws(RawFormatError) {
+    package init(bytes: [UInt8], toleratingTruncatedTail: Bool = false) throws(RawFormatError) {
         guard bytes.count >= RawFormat.magic.count, Array(bytes.prefix(RawFormat.magic.count)) == RawFormat.magic else {
             throw RawFormatError(offset: 0, problem: bytes.isEmpty ? "the file is empty" : "the file does not start with STKSMPL1")
         }

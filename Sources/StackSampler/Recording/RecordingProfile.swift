@@ -1,7 +1,7 @@
 extension Profile {
     /// A profile from a raw recording, named through the files on this machine now, and
     /// warnings where that may be wrong (changed build ids, a recording cut short).
-    public static func fromRecording(_ recording: RawRecording, symbols: SymbolOptions = SymbolOptions())
+    package static func fromRecording(_ recording: RawRecording, symbols: SymbolOptions = SymbolOptions())
         -> (profile: Profile, warnings: [String]) {
         ProfileBuilder.build(from: recording, symbols: symbols)
     }
@@ -9,12 +9,12 @@ extension Profile {
 
 extension RawRecording {
     /// Whether `bytes` start like a raw recording (as opposed to, say, collapsed stacks).
-    public static func isRecording(_ bytes: some Collection<UInt8>) -> Bool {
+    package static func isRecording(_ bytes: some Collection<UInt8>) -> Bool {
         bytes.starts(with: RawFormat.magic)
     }
 
     /// Reads the recording at `path` (see `init(bytes:toleratingTruncatedTail:)`).
-    public init(contentsOf path: String, toleratingTruncatedTail: Bool = false) throws(RawFormatError) {
+    package init(contentsOf path: String, toleratingTruncatedTail: Bool = false) throws(RawFormatError) {
         guard let bytes = FileIO.readBytes(path) else {
             throw RawFormatError(offset: 0, problem: "\(path) cannot be read")
         }

@@ -1,5 +1,5 @@
 /// Reads and prints sampling periods such as `10ms`, `500us`, `1s`.
-public enum PeriodParser {
+package enum PeriodParser {
     /// Shortest and longest periods accepted, in nanoseconds.
     static let accepted: ClosedRange<UInt64> = 50_000...60_000_000_000
     /// The accepted range in words, for error messages.
@@ -10,7 +10,7 @@ public enum PeriodParser {
     ]
 
     /// Parses `NUMBER UNIT` (unit ns, us, ms or s; decimals allowed) into a duration.
-    public static func parse(_ text: String) throws(ProfilerError) -> Duration {
+    package static func parse(_ text: String) throws(ProfilerError) -> Duration {
         let trimmed = text.filter { $0 != " " }
         guard let unit = units.first(where: { trimmed.hasSuffix($0.suffix) && trimmed.count > $0.suffix.count }),
               let number = Double(trimmed.dropLast(unit.suffix.count)), number.isFinite, number > 0
@@ -21,7 +21,7 @@ public enum PeriodParser {
     }
 
     /// Prints a period in the largest unit that keeps it whole (`10ms`, `500us`).
-    public static func format(nanoseconds: UInt64) -> String {
+    package static func format(nanoseconds: UInt64) -> String {
         if nanoseconds % 1_000_000_000 == 0 { return "\(nanoseconds / 1_000_000_000)s" }
         if nanoseconds % 1_000_000 == 0 { return "\(nanoseconds / 1_000_000)ms" }
         if nanoseconds % 1_000 == 0 { return "\(nanoseconds / 1_000)us" }

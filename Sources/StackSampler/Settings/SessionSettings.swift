@@ -4,73 +4,73 @@
 /// the same ranges. To add a setting: add it here, read it where the preload reads the others
 /// (`PreloadSettings`), give `record` its option and pass it on, and, if the API takes it, give
 /// `ProfilerConfiguration` a property checked in `validated()`.
-public enum SessionSettings {
+package enum SessionSettings {
     /// Time between two samples of one thread.
-    public static let period = Setting<Duration>(
+    package static let period = Setting<Duration>(
         variable: "STACKSAMPLER_PERIOD", option: "--period", noun: "a sampling period",
         expected: "a number with a unit such as 10ms, 500us or 1s, \(PeriodParser.acceptedDescription)",
         parser: { try? PeriodParser.parse($0) })
     /// What drives sampling.
-    public static let mode = Setting<SamplingMode>(
+    package static let mode = Setting<SamplingMode>(
         variable: "STACKSAMPLER_MODE", option: "--mode", noun: "a sampling mode", expected: "cpu or wall",
         parser: { SamplingMode(rawValue: $0) })
     /// Frames kept per sample.
-    public static let maxDepth = Setting<Int>(
+    package static let maxDepth = Setting<Int>(
         variable: "STACKSAMPLER_MAX_DEPTH", option: "--max-depth", noun: "a depth", expected: "a whole number from 1 to 4096",
         parser: { Int($0) }, accepts: { (1...4096).contains($0) })
     /// Samples the engine's buffer holds.
-    public static let bufferSize = Setting<Int>(
+    package static let bufferSize = Setting<Int>(
         variable: "STACKSAMPLER_BUFFER_SIZE", option: "--buffer-size", noun: "a buffer size",
         expected: "a number of samples from 16 to 1048576", parser: { Int($0) }, accepts: { (16...1_048_576).contains($0) })
     /// Whether Swift jobs show their task's async callers.
-    public static let asyncStacks = Setting<Bool>(
+    package static let asyncStacks = Setting<Bool>(
         variable: "STACKSAMPLER_ASYNC_STACKS", option: "--no-async-stacks", noun: "a switch", expected: "1 (async callers) or 0 (machine stacks)",
         parser: switchValue)
     /// Where separate debug files are looked up.
-    public static let debugRoot = Setting<String>(
+    package static let debugRoot = Setting<String>(
         variable: "STACKSAMPLER_DEBUG_ROOT", option: "--debug-root", noun: "a directory", expected: "a path", parser: { $0 })
     /// Whether Swift generic specializations are named apart.
-    public static let specializations = Setting<Bool>(
+    package static let specializations = Setting<Bool>(
         variable: "STACKSAMPLER_SPECIALIZATIONS", option: "--keep-specializations", noun: "a switch", expected: "1 or 0",
         parser: switchValue)
     /// Whether DWARF is read for source lines and inlined calls.
-    public static let lines = Setting<Bool>(
+    package static let lines = Setting<Bool>(
         variable: "STACKSAMPLER_LINES", option: "--lines", noun: "a switch", expected: "1 or 0", parser: switchValue)
     /// A root frame per thread.
-    public static let perThread = Setting<Bool>(
+    package static let perThread = Setting<Bool>(
         variable: "STACKSAMPLER_PER_THREAD", option: "--per-thread", noun: "a switch", expected: "1 or 0", parser: switchValue)
     /// A root frame per process.
-    public static let processRoot = Setting<Bool>(
+    package static let processRoot = Setting<Bool>(
         variable: "STACKSAMPLER_PROCESS_ROOT", option: "--follow-children", noun: "a switch", expected: "1 or 0", parser: switchValue)
     /// Flame graphs drawn root at the top.
-    public static let icicle = Setting<Bool>(
+    package static let icicle = Setting<Bool>(
         variable: "STACKSAMPLER_ICICLE", option: "--icicle", noun: "a switch", expected: "1 or 0", parser: switchValue)
     /// The outputs' format, else each file's extension.
-    public static let format = Setting<OutputFormat>(
+    package static let format = Setting<OutputFormat>(
         variable: "STACKSAMPLER_FORMAT", option: "--format", noun: "a format",
         expected: "one of \(OutputFormat.allCases.map(\.rawValue).joined(separator: ", "))", parser: { OutputFormat(rawValue: $0) })
     /// The invocations file's format.
-    public static let invocationFormat = Setting<InvocationFormat>(
+    package static let invocationFormat = Setting<InvocationFormat>(
         variable: "STACKSAMPLER_INVOCATION_FORMAT", option: "--invocation-format", noun: "an invocation format",
         expected: "chrome, speedscope or spans", parser: { InvocationFormat(rawValue: $0) })
     /// Invocations seen in fewer samples are not kept.
-    public static let invocationMinSamples = Setting<Int>(
+    package static let invocationMinSamples = Setting<Int>(
         variable: "STACKSAMPLER_INVOCATION_MIN_SAMPLES", option: "--invocation-min-samples", noun: "a number of samples",
         expected: "a whole number of at least 1", parser: { Int($0) }, accepts: { $0 >= 1 })
     /// Invocations kept in memory.
-    public static let invocationCapacity = Setting<Int>(
+    package static let invocationCapacity = Setting<Int>(
         variable: "STACKSAMPLER_INVOCATION_CAPACITY", option: "--invocation-capacity", noun: "a number of invocations",
         expected: "a whole number of at least 0", parser: { Int($0) }, accepts: { $0 >= 0 })
     /// Invocations deeper than this are not kept.
-    public static let invocationMaxDepth = Setting<Int>(
+    package static let invocationMaxDepth = Setting<Int>(
         variable: "STACKSAMPLER_INVOCATION_MAX_DEPTH", option: "--invocation-max-depth", noun: "a depth",
         expected: "a whole number of at least 1", parser: { Int($0) }, accepts: { $0 >= 1 })
     /// Invocations shorter than this are not kept.
-    public static let invocationMinDuration = Setting<Duration>(
+    package static let invocationMinDuration = Setting<Duration>(
         variable: "STACKSAMPLER_INVOCATION_MIN_DURATION", option: "--invocation-min-duration", noun: "a duration",
         expected: "a number with a unit such as 250ms or 1s", parser: { try? PeriodParser.parse($0) })
     /// A call running longer than this is reported while it runs.
-    public static let stallThreshold = Setting<Duration>(
+    package static let stallThreshold = Setting<Duration>(
         variable: "STACKSAMPLER_STALL_THRESHOLD", option: "--stall-threshold", noun: "a duration",
         expected: "a number with a unit such as 250ms or 1s", parser: { try? PeriodParser.parse($0) })
 

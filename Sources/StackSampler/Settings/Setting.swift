@@ -1,11 +1,11 @@
 /// One setting of a profiling session as every front end spells it: the preload library's
 /// environment variable, the `record` command's option, what it accepts, and what is said of a
 /// value it does not accept. The table of them is `SessionSettings`.
-public struct Setting<Value: Sendable>: Sendable {
+package struct Setting<Value: Sendable>: Sendable {
     /// The preload library's environment variable, e.g. `STACKSAMPLER_PERIOD`.
-    public let variable: String
+    package let variable: String
     /// The `record` command's option, e.g. `--period`.
-    public let option: String
+    package let option: String
     /// What a value is, for messages: "a sampling period".
     let noun: String
     /// What to give instead of a bad value: "a number with a unit such as 10ms, 500us or 1s".
@@ -24,7 +24,7 @@ public struct Setting<Value: Sendable>: Sendable {
     }
 
     /// `text` as a value; the error names where it came from and what to give instead.
-    public func parse(_ text: String, from source: SettingSource) throws(SettingError) -> Value {
+    package func parse(_ text: String, from source: SettingSource) throws(SettingError) -> Value {
         guard let value = parser(text), accepts(value) else {
             let given = source == .environment ? "\(variable)=\(text)" : "\(option) \(text)"
             throw SettingError(description: "\(given) is not \(noun); use \(expected)")
@@ -39,7 +39,7 @@ public struct Setting<Value: Sendable>: Sendable {
 }
 
 /// Where a setting's text came from.
-public enum SettingSource: Sendable {
+package enum SettingSource: Sendable {
     /// The preload library's environment variable.
     case environment
     /// The `record` command's option.
@@ -47,12 +47,12 @@ public enum SettingSource: Sendable {
 }
 
 /// A setting's value that cannot be used, with the message that says why and what to give.
-public struct SettingError: Error, CustomStringConvertible, Sendable {
+package struct SettingError: Error, CustomStringConvertible, Sendable {
     /// The message: what was given, and what to give instead.
-    public let description: String
+    package let description: String
 
     /// An error with this message.
-    public init(description: String) {
+    package init(description: String) {
         self.description = description
     }
 }

@@ -1,7 +1,7 @@
 import Glibc
 
 /// Small file reads and writes over the C library (this module does not use Foundation).
-public enum FileIO {
+package enum FileIO {
     /// The whole content of a small file (for example under /proc), or nil if it cannot be read.
     static func readText(_ path: String, limit: Int = 1 << 22) -> String? {
         readBytes(path, limit: limit).map { String(decoding: $0, as: UTF8.self) }
@@ -44,7 +44,7 @@ public enum FileIO {
     /// Writes `bytes` to `path`, replacing it. The bytes go to a new file beside it, which is
     /// then renamed over `path`: a symlink named `path` is replaced, never followed, and a
     /// reader never sees half a file. The new file's mode is 0644 less the umask.
-    public static func write(_ bytes: [UInt8], to path: String) throws(ProfilerError) {
+    package static func write(_ bytes: [UInt8], to path: String) throws(ProfilerError) {
         if let device = try openIfNotRegular(path) {
             defer { close(device) }
             if let failure = write(bytes, toDescriptor: device) { throw .outputFailed(path: path, reason: failure) }

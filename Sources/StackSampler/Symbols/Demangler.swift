@@ -16,11 +16,11 @@ private typealias CxaDemangle = @convention(c) (
 ) -> UnsafeMutablePointer<CChar>?
 
 /// Swift and C++ demangling.
-public enum Demangler {
+enum Demangler {
     /// Demangles `symbol` and classifies it: Swift (`$s`, `_$s`, `$S`, `_$S`) through the
     /// runtime's `swift_demangle`, C++ (`_Z`) through `__cxa_demangle`, anything else is
     /// returned unchanged as `.native`. A name that fails to demangle is returned unchanged.
-    public static func demangle(_ symbol: String) -> (name: String, kind: FrameKind) {
+    static func demangle(_ symbol: String) -> (name: String, kind: FrameKind) {
         if isSwift(symbol) {
             return (demangleSwift(symbol) ?? symbol, .swift)
         }

@@ -37,23 +37,23 @@ struct PseudoRegion: Sendable, Hashable {
 }
 
 /// The executable mappings of a process.
-public struct ModuleMap: Sendable {
+struct ModuleMap: Sendable {
     /// File-backed executable mappings, kept sorted by start address.
-    public var modules: [Module] {
+    var modules: [Module] {
         didSet { modules.sort { $0.start < $1.start } }
     }
     /// Executable mappings not backed by a file, sorted by start address.
     var pseudoRegions: [PseudoRegion]
 
     /// The executable mappings of this process, from `/proc/self/maps` (empty if unreadable).
-    public static func current() -> ModuleMap {
+    static func current() -> ModuleMap {
         let bytes = readWholeFile("/proc/self/maps") ?? []
         return ModuleMap(mapsText: String(decoding: bytes, as: UTF8.self))
     }
 
     /// Parses maps text. Build ids are not read here (a file opened per module costs a
     /// profile that ran in few of them): `modules(holding:)` and `modulesWithBuildIDs()` read them.
-    public init(mapsText: String) {
+    init(mapsText: String) {
         var modules: [Module] = []
         var pseudoRegions: [PseudoRegion] = []
         for entry in MapsParser.parse(mapsText) where entry.isExecutable {
@@ -69,7 +69,7 @@ public struct ModuleMap: Sendable {
     }
 
     /// The modules that hold any of `addresses` (the ones a profile ran in), with build ids.
-    public func modules(holding addresses: some Sequence<UInt>) -> [Module] {
+    func modules(holding addresses: some Sequence<UInt>) -> [Module] {
         var held = Set<UInt>()
         for address in addresses {
             if let module = module(containing: address) { held.insert(module.start) }
@@ -78,7 +78,7 @@ public struct ModuleMap: Sendable {
     }
 
     /// Every module, with build ids.
-    public func modulesWithBuildIDs() -> [Module] { Self.readingBuildIDs(modules) }
+    func modulesWithBuildIDs() -> [Module] { Self.readingBuildIDs(modules) }
 
     /// `modules` with their build ids read from the files, once per path.
     private static func readingBuildIDs(_ modules: [Module]) -> [Module] {
@@ -96,7 +96,7 @@ public struct ModuleMap: Sendable {
     }
 
     /// The module whose mapping contains `address`, or nil.
-    public func module(containing address: UInt) -> Module? {
+    func module(containing address: UInt) -> Module? {
         Self.last(in: modules, startingAtOrBefore: address, start: \.start).flatMap { address < $0.end ? $0 : nil }
     }
 

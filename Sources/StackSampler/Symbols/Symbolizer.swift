@@ -3,7 +3,7 @@ import SymbolLibraries
 /// Resolves addresses to names through the ELF symbol tables of the loaded modules, and when
 /// asked to, to source lines and inlined calls through their DWARF; caches per address,
 /// loads each module's tables once, lazily. Not thread-safe: use from one task/thread.
-public final class Symbolizer {
+final class Symbolizer {
     /// The mappings addresses are looked up in.
     private(set) var moduleMap: ModuleMap
     private let debugFiles: DebugFileLocator
@@ -17,7 +17,7 @@ public final class Symbolizer {
     private var functionStarts: [UInt: UInt] = [:]
 
     /// A symbolizer over `modules` (by default this process's current mappings).
-    public init(modules: ModuleMap = .current(), options: SymbolOptions = SymbolOptions()) {
+    init(modules: ModuleMap = .current(), options: SymbolOptions = SymbolOptions()) {
         self.moduleMap = modules
         self.debugFiles = DebugFileLocator(root: options.debugRoot)
         self.keepsSpecializations = options.keepsSpecializations
@@ -33,12 +33,12 @@ public final class Symbolizer {
     }
 
     /// Bytes held by the symbol and function tables of the modules loaded so far.
-    public var tableBytes: Int {
+    var tableBytes: Int {
         images.values.reduce(0) { $0 + ($1?.byteCount ?? 0) } + ((vdsoImage ?? nil)?.byteCount ?? 0)
     }
 
     /// Resolves `address` as given (callers pass the leaf PC and return address − 1 for callers).
-    public func symbolize(_ address: UInt) -> SymbolizedFrame {
+    func symbolize(_ address: UInt) -> SymbolizedFrame {
         if let known = cache[address] { return known }
         var frame = resolve(address)
         frame.name = Self.withoutSemicolons(frame.name)
@@ -56,7 +56,7 @@ public final class Symbolizer {
     ///
     /// The start comes from the covering symbol or, in stripped code, from the unwind data's
     /// function ranges. Code in neither (no module, no unwind entry) is its own start.
-    public func functionStart(of address: UInt) -> UInt {
+    func functionStart(of address: UInt) -> UInt {
         if let known = functionStarts[address] { return known }
         let frame = symbolize(address)
         var start = address
