@@ -17,18 +17,18 @@ struct InvocationEnvironment: Sendable {
 
     /// Reads the variables; `pid` replaces `%p` in paths.
     static func read(pid: String) throws(SettingError) -> InvocationEnvironment {
-        let output = PreloadSettings.variable("STACKSAMPLER_INVOCATIONS").flatMap { $0.isEmpty ? nil : $0.replacingPercentP(with: pid) }
+        let output = try PreloadSettings.read(SessionSettings.invocations).flatMap { $0.isEmpty ? nil : $0.replacingPercentP(with: pid) }
         let format = try PreloadSettings.read(SessionSettings.invocationFormat) ?? .chrome
         let threshold = try PreloadSettings.read(SessionSettings.stallThreshold)
         guard output != nil || threshold != nil else { return InvocationEnvironment(configuration: nil, outputPath: nil, format: format) }
         var configuration = InvocationConfiguration(stallThreshold: threshold,
-                                                    stallsPath: PreloadSettings.variable("STACKSAMPLER_STALLS")?.replacingPercentP(with: pid))
+                                                    stallsPath: try PreloadSettings.read(SessionSettings.stalls)?.replacingPercentP(with: pid))
         // Stall reports alone need no records.
         configuration.capacity = output == nil ? 0 : try PreloadSettings.read(SessionSettings.invocationCapacity) ?? configuration.capacity
         configuration.minimumSamples = try PreloadSettings.read(SessionSettings.invocationMinSamples) ?? configuration.minimumSamples
         configuration.minimumDuration = try PreloadSettings.read(SessionSettings.invocationMinDuration) ?? .zero
         configuration.maxDepth = try PreloadSettings.read(SessionSettings.invocationMaxDepth)
-        configuration.functionPattern = PreloadSettings.variable("STACKSAMPLER_INVOCATION_FILTER").map(FunctionPattern.init)
+        configuration.functionPattern = try PreloadSettings.read(SessionSettings.invocationFilter).map(FunctionPattern.init)
         return InvocationEnvironment(configuration: configuration, outputPath: output, format: format)
     }
 }

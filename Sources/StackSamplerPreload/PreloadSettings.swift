@@ -9,8 +9,6 @@ import StackSampler
 /// `STACKSAMPLER_DEBUG_ROOT`, `STACKSAMPLER_SPECIALIZATIONS`, `STACKSAMPLER_LINES`, `STACKSAMPLER_ASYNC_STACKS` (0: off),
 /// and the invocation variables (`InvocationEnvironment`).
 struct PreloadSettings: Sendable {
-    /// The variable that names the outputs.
-    static let outputVariable = "STACKSAMPLER_OUTPUT"
 
     /// The outputs as given, `%p` not yet replaced.
     var outputPatterns: [OutputTarget]
@@ -35,11 +33,11 @@ struct PreloadSettings: Sendable {
     /// Reads the settings (`SessionSettings` names them); nil when `STACKSAMPLER_OUTPUT` is unset
     /// (the library stays idle).
     static func fromEnvironment() throws(SettingError) -> PreloadSettings? {
-        guard let output = variable(outputVariable), !output.isEmpty else { return nil }
+        guard let output = try read(SessionSettings.output), !output.isEmpty else { return nil }
         var configuration = ProfilerConfiguration()
         if let period = try read(SessionSettings.period) { configuration.period = period }
         if let mode = try read(SessionSettings.mode) { configuration.mode = mode }
-        configuration.recordingPath = variable("STACKSAMPLER_RAW")?.replacingPercentP(with: String(getpid()))
+        configuration.recordingPath = try read(SessionSettings.raw)?.replacingPercentP(with: String(getpid()))
         if let slots = try read(SessionSettings.bufferSize) { configuration.bufferSlots = slots }
         if let depth = try read(SessionSettings.maxDepth) { configuration.maxDepth = depth }
         if let root = try read(SessionSettings.debugRoot), !root.isEmpty { configuration.symbols.debugRoot = root }
@@ -51,12 +49,12 @@ struct PreloadSettings: Sendable {
         let format = try read(SessionSettings.format)
         let outputs = output.split(separator: ",").map { OutputTarget(path: String($0), format: format) }
         guard !outputs.isEmpty else {
-            throw SettingError(description: "\(outputVariable)=\(output) names no file; give one or more paths separated by commas")
+            throw SettingError(description: "\(SessionSettings.output.variable)=\(output) names no file; give one or more paths separated by commas")
         }
         let options = ExportOptions(perThreadRoots: try read(SessionSettings.perThread) ?? false,
                                     processRoot: try read(SessionSettings.processRoot) ?? false,
                                     icicle: try read(SessionSettings.icicle) ?? false)
-        return PreloadSettings(outputPatterns: outputs, summaryPattern: variable("STACKSAMPLER_SUMMARY"),
+        return PreloadSettings(outputPatterns: outputs, summaryPattern: try read(SessionSettings.summary),
                                configuration: configuration, options: options, invocations: invocations)
     }
 

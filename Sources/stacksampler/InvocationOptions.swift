@@ -52,12 +52,12 @@ struct InvocationOptions: ParsableArguments {
             SessionSettings.invocationMinSamples.variable: String(invocationMinSamples),
             SessionSettings.invocationCapacity.variable: String(invocationCapacity),
         ]
-        variables["STACKSAMPLER_INVOCATIONS"] = invocations.map(Self.absolute)
+        variables[SessionSettings.invocations.variable] = invocations.map(Self.absolute)
         variables[SessionSettings.invocationMinDuration.variable] = invocationMinDuration
-        variables["STACKSAMPLER_INVOCATION_FILTER"] = invocationFilter
+        variables[SessionSettings.invocationFilter.variable] = invocationFilter
         variables[SessionSettings.invocationMaxDepth.variable] = invocationMaxDepth.map(String.init)
         variables[SessionSettings.stallThreshold.variable] = stallThreshold
-        variables["STACKSAMPLER_STALLS"] = stalls.map(Self.absolute)
+        variables[SessionSettings.stalls.variable] = stalls.map(Self.absolute)
         return variables
     }
 

@@ -112,9 +112,9 @@ struct RecordCommand: ParsableCommand {
         try FileManager.default.createDirectory(at: processDirectory, withIntermediateDirectories: true)
         if followChildren {
             // Each process writes a raw recording of its own (below); they are merged into the targets.
-            environment["STACKSAMPLER_OUTPUT"] = processDirectory.appendingPathComponent("%p.folded").path
+            environment[SessionSettings.output.variable] = processDirectory.appendingPathComponent("%p.folded").path
         } else {
-            environment["STACKSAMPLER_OUTPUT"] = targets.map(\.path).joined(separator: ",")
+            environment[SessionSettings.output.variable] = targets.map(\.path).joined(separator: ",")
             environment[SessionSettings.format.variable] = output.format
         }
         environment[SessionSettings.processRoot.variable] = followChildren ? "1" : "0"
@@ -124,9 +124,9 @@ struct RecordCommand: ParsableCommand {
         environment[SessionSettings.maxDepth.variable] = String(maxDepth)
         environment[SessionSettings.bufferSize.variable] = String(bufferSize)
         environment[SessionSettings.perThread.variable] = perThread ? "1" : "0"
-        environment["STACKSAMPLER_SUMMARY"] = summaryPattern
+        environment[SessionSettings.summary.variable] = summaryPattern
         let rawPattern = summaryDirectory.appendingPathComponent("raw-%p").path
-        environment["STACKSAMPLER_RAW"] = rawPattern
+        environment[SessionSettings.raw.variable] = rawPattern
         if keepSpecializations { environment[SessionSettings.specializations.variable] = "1" }
         if lines { environment[SessionSettings.lines.variable] = "1" }
         if noAsyncStacks { environment[SessionSettings.asyncStacks.variable] = "0" }

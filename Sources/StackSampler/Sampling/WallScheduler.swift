@@ -26,6 +26,13 @@ struct WallScheduler: SamplerSchedule {
     private var cpuAtLastTick: [Int32: (cpu: Int64, at: UInt64)] = [:]
     /// Each thread's voluntary context switches when last read (see `sleeps`).
     private var voluntarySwitches: [Int32: Int] = [:]
+    /// Threads found preempted rather than sleeping, and until when that is taken as still true
+    /// (their status is not read at every tick: it is the dearest of the sampler's reads).
+    private var runnerUntil: [Int32: UInt64] = [:]
+    /// How many ticks a thread found preempted counts as a runner without a new look at its status.
+    private static let runnerTicks: UInt64 = 10
+    /// Below this share of the time a runner is asked about again at once.
+    private static let runnerShare = 0.25
     /// A signal sent and its sample not yet arrived (never two at once), and the ticks that
     /// passed meanwhile. The thread cannot move before its handler runs, so those ticks are
     /// owed to the stack that sample will carry.
@@ -51,16 +58,22 @@ struct WallScheduler: SamplerSchedule {
         cpuWhenStackKnown[tid] = nil
         cpuAtLastTick[tid] = nil
         voluntarySwitches[tid] = nil
+        runnerUntil[tid] = nil
         signalOutstanding[tid] = nil
     }
 
     /// Whether `tid`, which ran less than half the time, slept since it was last asked about:
     /// a thread that did not give up its core of its own accord was preempted (more threads
     /// than cores), not sleeping, and can be signalled as a running one. Unknown counts as slept.
-    private mutating func sleeps(_ tid: Int32) -> Bool {
+    /// One found preempted is taken as a runner for `runnerTicks` ticks while it keeps at least
+    /// `runnerShare` of the time.
+    private mutating func sleeps(_ tid: Int32, share: Double, at now: UInt64) -> Bool {
+        if let until = runnerUntil[tid], now < until, share >= Self.runnerShare { return false }
         guard let switches = ThreadDirectory.voluntarySwitches(of: tid) else { return true }
         let before = voluntarySwitches.updateValue(switches, forKey: tid)
-        return before.map { switches != $0 } ?? true
+        let slept = before.map { switches != $0 } ?? true
+        runnerUntil[tid] = slept ? nil : now + Self.runnerTicks * intervalNanoseconds
+        return slept
     }
 
     /// `due` ticks are counted: more than one after a late wake, each with the stack found now.
@@ -95,7 +108,7 @@ struct WallScheduler: SamplerSchedule {
             // accord was kept off it by other threads (more threads than cores): a runner.
             let share = before.map { Double(cpu - $0.cpu) / Double(max(intervalNanoseconds, now &- $0.at)) } ?? 0
             let quiet = share < 0.05
-            let sleeper = share < 0.5 && (quiet || sleeps(tid))
+            let sleeper = share < 0.5 && (quiet || sleeps(tid, share: share, at: now))
             switch look(at: tid, cpu: cpu, now: now, patience: sleeper ? Self.sleeperPatienceNanoseconds : 0, maySignal: !quiet) {
             case .running: signal(tid, at: now, due: due)
             case .walked:

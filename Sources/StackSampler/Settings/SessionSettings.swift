@@ -74,6 +74,26 @@ package enum SessionSettings {
         variable: "STACKSAMPLER_STALL_THRESHOLD", option: "--stall-threshold", noun: "a duration",
         expected: "a number with a unit such as 250ms or 1s", parser: { try? PeriodParser.parse($0) })
 
+    /// Where profiles go: comma-separated files, `%p` for the pid (the preload profiles only with it).
+    package static let output = Setting<String>(
+        variable: "STACKSAMPLER_OUTPUT", option: "--output", noun: "a list of files", expected: "paths separated by commas", parser: { $0 })
+    /// Where the session is streamed as it runs (a raw recording), `%p` for the pid.
+    package static let raw = Setting<String>(
+        variable: "STACKSAMPLER_RAW", option: "--raw", noun: "a file", expected: "a path", parser: { $0 })
+    /// Where the summary goes: `-` for standard error, else a file.
+    package static let summary = Setting<String>(
+        variable: "STACKSAMPLER_SUMMARY", option: "--summary", noun: "a file", expected: "a path, or - for standard error", parser: { $0 })
+    /// Where the invocations go, `%p` for the pid.
+    package static let invocations = Setting<String>(
+        variable: "STACKSAMPLER_INVOCATIONS", option: "--invocations", noun: "a file", expected: "a path", parser: { $0 })
+    /// Keep only invocations of functions whose name matches.
+    package static let invocationFilter = Setting<String>(
+        variable: "STACKSAMPLER_INVOCATION_FILTER", option: "--invocation-filter", noun: "a pattern",
+        expected: "a glob with * and ?, else a substring", parser: { $0 })
+    /// Where stall reports also go, `%p` for the pid.
+    package static let stalls = Setting<String>(
+        variable: "STACKSAMPLER_STALLS", option: "--stalls", noun: "a file", expected: "a path", parser: { $0 })
+
     /// A switch: 1, true or yes; 0, false or no.
     @Sendable private static func switchValue(_ text: String) -> Bool? {
         switch text.lowercased() {
