@@ -7,9 +7,11 @@
 #include "engine_internal.h"
 #include "sampling_engine.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +19,34 @@
 ss_config ss_active_config;
 static _Atomic int running;
 static int initialised;
+static char engine_description[160];
+
+const char *ss_engine_description(void) { return engine_description; }
+
+/* The engine of `config`'s mode and choice, described; NULL when the one asked for cannot run. */
+static const ss_sampling_engine *choose_engine(const ss_config *config) {
+    if (config->mode == SS_MODE_WALL) {
+        snprintf(engine_description, sizeof engine_description, "%s", ss_wall_signal_engine.name);
+        return &ss_wall_signal_engine;
+    }
+    int perf = config->engine == SS_ENGINE_TIMERS && config->event_period == 0 ? -EPERM : ss_perf_events_available();
+    if (perf == 0) {
+        snprintf(engine_description, sizeof engine_description, "%s",
+                 config->event_period ? "perf_event counters" : ss_perf_event_engine.name);
+        return &ss_perf_event_engine;
+    }
+    if (config->engine == SS_ENGINE_PERF || config->event_period) {
+        snprintf(engine_description, sizeof engine_description, "perf_event_open: %s", strerror(-perf));
+        return NULL;
+    }
+    if (config->engine == SS_ENGINE_TIMERS) {
+        snprintf(engine_description, sizeof engine_description, "%s (asked for)", ss_cpu_timer_engine.name);
+    } else {
+        snprintf(engine_description, sizeof engine_description, "%s (perf_event_open: %s)", ss_cpu_timer_engine.name,
+                 strerror(-perf));
+    }
+    return &ss_cpu_timer_engine;
+}
 
 /* A forked child has only the forking thread, no timers and no sampler: the
  * engine there is stopped and empty, ready for a session of its own, which the
@@ -73,9 +103,11 @@ int ss_engine_init(const ss_config *config) {
     /* Alone in the process (the preload's constructor, before main), the engine leaves the
      * unwind tables, and so the timers, to the sampler thread: the program starts without
      * waiting for them. With threads running, every table is made now. */
+    ss_active_config = *config;
+    const ss_sampling_engine *engine = choose_engine(config);
+    if (!engine) return SS_ERR_ENGINE_UNAVAILABLE;
     int deferred = process_thread_count() <= 1;
     ss_module_cache_prepare(deferred);
-    ss_active_config = *config;
     /* SIGPROF in both modes: libdispatch blocks SIGALRM in its worker threads
      * (and threads they create inherit the mask), so wall mode on SIGALRM
      * would never sample a Swift program's concurrency pool. The engine's
@@ -83,7 +115,7 @@ int ss_engine_init(const ss_config *config) {
     status = ss_handler_install(SIGPROF);
     if (status != SS_OK) return status;
     initialised = 1;
-    ss_registry_open(config->mode == SS_MODE_WALL ? &ss_wall_signal_engine : &ss_cpu_timer_engine, deferred);
+    ss_registry_open(engine, deferred);
     atomic_store(&running, 1);
     return SS_OK;
 }

@@ -18,30 +18,6 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-/* xorshift64* state, seeded once per process: again in a forked child, which would
- * otherwise repeat its parent's draws. Guarded by the registry's lock. */
-static uint64_t random_state;
-static pid_t seeded_in;
-
-static uint64_t next_random(void) {
-    if (random_state == 0 || seeded_in != getpid()) {
-        seeded_in = getpid();
-        /* splitmix64 of the time and pid: distinct per process, never zero after mixing in 1 */
-        uint64_t seed = ss_now_ns() ^ ((uint64_t)getpid() << 32);
-        seed += 0x9E3779B97F4A7C15ull;
-        seed = (seed ^ (seed >> 30)) * 0xBF58476D1CE4E5B9ull;
-        seed = (seed ^ (seed >> 27)) * 0x94D049BB133111EBull;
-        random_state = (seed ^ (seed >> 31)) | 1;
-    }
-    random_state ^= random_state >> 12;
-    random_state ^= random_state << 25;
-    random_state ^= random_state >> 27;
-    return random_state * 0x2545F4914F6CDD1Dull;
-}
-
-/* Uniform in [0, 1). */
-static double next_unit(void) { return (double)(next_random() >> 11) * 0x1.0p-53; }
-
 /* The scheduler tick: the kernel compares a thread's CPU time with its timers
  * only at a tick that finds the thread running. A coarse clock advances once
  * per tick, so its resolution is the tick's length (4 ms at HZ=250). */
@@ -64,7 +40,7 @@ static uint64_t scheduler_tick_ns(void) {
  * every look finds an expiry due: the first is then uniform in (0, period]. */
 static uint64_t first_expiry_ns(uint64_t period) {
     uint64_t tick = scheduler_tick_ns();
-    double draw = next_unit();
+    double draw = ss_random_unit();
     if (tick == 0 || tick >= period) return 1 + (uint64_t)(draw * (double)(period - 1));
     return 1 + (uint64_t)(draw * (double)period / (double)tick) * tick;
 }
@@ -108,4 +84,7 @@ static int orphaned(int handle) {
     return syscall(SYS_timer_gettime, handle, &left) == 0 && left.it_value.tv_sec == 0 && left.it_value.tv_nsec == 0;
 }
 
-const ss_sampling_engine ss_cpu_timer_engine = {"cpu-time timers", attach, arm, detach, orphaned};
+/* The child inherits no timer. */
+static void forget_after_fork(int handle) { (void)handle; }
+
+const ss_sampling_engine ss_cpu_timer_engine = {"CPU-time timers", attach, arm, detach, orphaned, forget_after_fork};

@@ -130,6 +130,10 @@ SS_HIDDEN void ss_async_count_fault(void);
 /* sampler_sleep.c: whether ss_sampler_wake() was called since the session's reset. */
 SS_HIDDEN int ss_sampler_stop_requested(void);
 
+/* random_draws.c: uniform in [0, 1), per process (reseeded in a forked child). Not thread-safe:
+ * engines draw under the registry's lock. */
+double ss_random_unit(void);
+
 /* thread_registry.c: open from the engine's start to its stop, with the session's engine
  * (sampling_engine.h); threads attached while `deferred` are armed by ss_registry_arm_deferred(). */
 struct ss_sampling_engine;
@@ -156,6 +160,13 @@ int ss_fault_guard_install(void);
 void ss_handler_reset_after_fork(void);
 void ss_handler_deactivate(void);
 extern const char ss_timer_cookie[1];
+/* Whether a signal of the engine's number is the engine's own: a timer's or the sampler's (they
+ * carry the cookie), or a perf counter's overflow (POLL_IN from one of its descriptors). */
+SS_HIDDEN int ss_signal_is_engines(const siginfo_t *info);
+/* engine_perf_events.c: whether descriptor `fd` is (or was) one of the engine's counters. Signal-safe. */
+SS_HIDDEN int ss_perf_descriptor_is_ours(int fd);
+/* After a sample from counter `fd`: the first one sets the period it keeps. Signal-safe. */
+SS_HIDDEN void ss_perf_sample_taken(int fd);
 
 /* session_hooks.c: the hooks registered by process `process`, or NULL if it registered none
  * (a vfork child shares the memory of a parent that did). */

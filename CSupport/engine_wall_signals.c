@@ -31,7 +31,10 @@ static int orphaned(int handle) {
     return 0;
 }
 
-const ss_sampling_engine ss_wall_signal_engine = {"wall-clock signals", attach, arm, detach, orphaned};
+static void forget_after_fork(int handle) { (void)handle; }
+
+const ss_sampling_engine ss_wall_signal_engine = {"wall-clock signals from the sampler thread", attach, arm, detach, orphaned,
+                                                  forget_after_fork};
 
 int ss_signal_thread(int32_t tid) {
     int signo = ss_engine_signal();

@@ -52,11 +52,6 @@ typedef struct {
     struct sigaction engine_action[3];
 } exec_preparation;
 
-static int is_own_signal(const siginfo_t *info) {
-    if (info->si_value.sival_ptr != (void *)ss_timer_cookie) return 0;
-    return info->si_code == SI_TIMER || (info->si_code == SI_QUEUE && info->si_pid == getpid());
-}
-
 /* Takes the engine's signals off the calling thread's queue (they are blocked there, or
  * they would have been delivered), and queues the program's own again, in their order. Past
  * KEPT_CAPACITY of the program's own (only a real-time signal queues that many) the rest is
@@ -72,7 +67,7 @@ static void discard_pending_own_signals(int signo) {
     const struct timespec no_wait = {0, 0};
     siginfo_t info;
     while (kept_count < KEPT_CAPACITY && sigtimedwait(&only, &info, &no_wait) == signo) {
-        if (is_own_signal(&info)) continue;
+        if (ss_signal_is_engines(&info)) continue;
         kept[kept_count++] = info;
     }
     pid_t pid = getpid();

@@ -58,9 +58,8 @@ int32_t ss_current_tid(void) {
     return tls_tid;
 }
 
-/* The engine's signals carry its cookie: timers in sigev_value (SI_TIMER),
- * wall-mode requests in the value queued by ss_signal_thread (SI_QUEUE). */
-static int is_own_signal(const siginfo_t *info) {
+int ss_signal_is_engines(const siginfo_t *info) {
+    if (info->si_code == POLL_IN) return ss_perf_descriptor_is_ours(info->si_fd);
     if (info->si_value.sival_ptr != (void *)ss_timer_cookie) return 0;
     return info->si_code == SI_TIMER || (info->si_code == SI_QUEUE && info->si_pid == own_pid);
 }
@@ -194,8 +193,9 @@ static void deliver_deferred_faults(void) {
 
 static void on_sample_signal(int signo, siginfo_t *info, void *context) {
     int saved_errno = errno;
-    if (is_own_signal(info)) {
+    if (ss_signal_is_engines(info)) {
         if (atomic_load_explicit(&handler_active, memory_order_relaxed) && !ss_tls_excluded) record_sample(context, info);
+        if (info->si_code == POLL_IN) ss_perf_sample_taken(info->si_fd);
         deliver_deferred_faults();
     } else {
         atomic_fetch_add_explicit(&foreign_signals, 1, memory_order_relaxed);

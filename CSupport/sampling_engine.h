@@ -21,13 +21,21 @@ typedef struct ss_sampling_engine {
     int (*arm)(int handle);
     /* Releases what `attach` made. */
     void (*detach)(int handle);
-    /* Nonzero when the handle still belongs to an earlier thread of the same tid that has
-     * exited (its tid reused): the thread must be attached again. */
+    /* Nonzero when the handle no longer samples its thread: it belongs to an earlier thread of
+     * the same tid that has exited (its tid reused), or the program closed it. The thread must
+     * be attached again. */
     int (*orphaned)(int handle);
+    /* In a forked child: releases what the handle holds in this process (the child samples
+     * none of the parent's threads). */
+    void (*forget_after_fork)(int handle);
 } ss_sampling_engine;
 
 /* cpu mode: a timer on each thread's CPU-time clock, signalling that thread. */
 extern const ss_sampling_engine ss_cpu_timer_engine;
+/* cpu mode: a perf_event task-clock counter per thread, its overflow signalling that thread. */
+extern const ss_sampling_engine ss_perf_event_engine;
+/* engine_perf_events.c: 0 when this process may open task-clock counters, else -errno. */
+int ss_perf_events_available(void);
 /* wall mode: nothing per thread; the sampler thread signals (ss_signal_thread) on its schedule. */
 extern const ss_sampling_engine ss_wall_signal_engine;
 

@@ -15,7 +15,7 @@
 
 typedef struct {
     int32_t tid;
-    int handle; /* the engine's: a kernel timer id in cpu mode, -1 when none */
+    int handle; /* the engine's: a timer id or a counter's descriptor in cpu mode, -1 when none */
 } attached_thread;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -96,9 +96,11 @@ size_t ss_thread_list(int32_t *tids, size_t capacity) {
 }
 
 void ss_registry_forget_after_fork(void) {
-    /* The child inherits no timer and only the forking thread; the lock may
-     * have been held by a thread that does not exist here. */
+    /* The child has only the forking thread; the lock may have been held by a thread that
+     * does not exist here. What the engine holds for the parent's threads goes. */
     pthread_mutex_init(&registry_lock, NULL);
+    for (size_t i = 0; i < thread_count; i++)
+        if (engine && threads[i].handle >= 0) engine->forget_after_fork(threads[i].handle);
     thread_count = 0;
     engine = NULL;
     arming_deferred = 0;

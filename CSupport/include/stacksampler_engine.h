@@ -57,12 +57,24 @@ static inline const uintptr_t *ss_sample_frames(const void *sample) {
     return ((const ss_sample *)sample)->frames;
 }
 
+/** What produces cpu-mode samples. */
+typedef enum {
+    SS_ENGINE_AUTOMATIC = 0, /**< perf_event counters when the kernel allows them, else timers */
+    SS_ENGINE_TIMERS = 1,    /**< per-thread CPU-time timers (at scheduler ticks) */
+    SS_ENGINE_PERF = 2,      /**< per-thread perf_event task-clock counters, or an error */
+} ss_engine_choice;
+
 /** Engine configuration, fixed between ss_engine_init() and process exit. */
 typedef struct {
     ss_mode mode;         /**< what triggers samples */
     uint64_t period_ns;   /**< sampling period */
     uint32_t max_depth;   /**< frames kept per sample (deeper stacks are truncated) */
     uint32_t buffer_slots;/**< samples the buffer holds before dropping */
+    ss_engine_choice engine; /**< cpu mode: what produces the samples */
+    uint32_t event_type;     /**< cpu mode, perf engine: a perf_event type (PERF_TYPE_SOFTWARE, _HARDWARE),
+                                  or 0 with event_config 0 for the task clock (CPU time) */
+    uint64_t event_config;   /**< the event within its type (PERF_COUNT_SW_PAGE_FAULTS, ...) */
+    uint64_t event_period;   /**< a sample every this many events (0: every period_ns of CPU time) */
 } ss_config;
 
 /** Engine error codes (negative) and success (0). */
@@ -73,7 +85,17 @@ enum {
     SS_ERR_NO_MEMORY = -4,       /**< the buffer could not be reserved */
     SS_ERR_BAD_CONFIG = -5,      /**< a value out of range, or a buffer size changed between sessions */
     SS_ERR_NOT_RUNNING = -6,     /**< not sampling */
+    SS_ERR_ENGINE_UNAVAILABLE = -7, /**< the engine asked for cannot run here (ss_engine_description says why) */
 };
+
+/** Events counted so far by the perf engine's counters that have been closed (threads that
+ *  ended, sessions that stopped), for the samples that overflows lost (throttling, or a signal
+ *  still pending when the next overflow came). */
+uint64_t ss_engine_events_counted(void);
+
+/** The engine of the session (started, or refused): what produces the samples, and why
+ *  that one when it was chosen automatically, e.g. "CPU-time timers (perf_event_open: Permission denied)". */
+const char *ss_engine_description(void);
 
 /** Prepares the engine: reserves the buffer, compiles the loaded modules' unwind
  *  tables, picks and installs the signal handler. Does not arm any timer. In a

@@ -85,6 +85,8 @@ public struct Profile: Sendable {
     /// Monotonic start time and length of the session, in ns.
     public var startNanoseconds: UInt64
     public var durationNanoseconds: UInt64
+    /// What produced the samples, and why that one when it was chosen automatically (empty when unknown).
+    public var engine = ""
     /// The signal used, named (`SIGPROF`, `SIGRTMIN+3`; empty when unknown), and whether it
     /// replaces the mode's usual one (taken by the program).
     public var signal: String

@@ -89,6 +89,7 @@ enum ProfileBuilder {
         profile.overhead.samplerCPUNanoseconds = isFinished ? sampler.ownCPUNanoseconds : 0
         profile.asyncStacks = Profile.AsyncStacks.engine(since: sampler.asyncStacksAtStart)
         profile.profilerModules = profilerModules
+        profile.engine = String(cString: ss_engine_description())
         profile.realtimeStartNanoseconds = realtimeNanoseconds(atMonotonic: sampler.startTime)
         profile.command = commandLine()
         profile.invocations = invocations

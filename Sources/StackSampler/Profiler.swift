@@ -41,12 +41,23 @@ public enum Profiler {
             var engine = ss_config(mode: configuration.mode == .cpu ? SS_MODE_CPU : SS_MODE_WALL,
                                    period_ns: configuration.periodNanoseconds,
                                    max_depth: UInt32(configuration.maxDepth),
-                                   buffer_slots: UInt32(configuration.bufferSlots))
+                                   buffer_slots: UInt32(configuration.bufferSlots),
+                                   engine: configuration.engine == .perf ? SS_ENGINE_PERF
+                                       : configuration.engine == .timer ? SS_ENGINE_TIMERS : SS_ENGINE_AUTOMATIC,
+                                   event_type: configuration.event?.perfEvent.type ?? 0,
+                                   event_config: configuration.event?.perfEvent.config ?? 0,
+                                   event_period: configuration.event == nil ? 0 : UInt64(configuration.eventPeriod))
             switch ss_engine_init(&engine) {
             case Int32(SS_OK): break
             case Int32(SS_ERR_ALREADY_RUNNING): throw .alreadyRunning
             case Int32(SS_ERR_NO_SIGNAL): throw .noFreeSignal(configuration.mode)
             case Int32(SS_ERR_BAD_CONFIG): throw .invalidConfiguration("max depth and buffer size cannot change between sessions of one process")
+            case Int32(SS_ERR_ENGINE_UNAVAILABLE):
+                let reason = String(cString: ss_engine_description())
+                if let event = configuration.event {
+                    throw .invalidConfiguration("the event \(event.rawValue) cannot be counted here (\(reason)\(event.perfEvent.type == 0 ? "; hardware events need a PMU, which virtual machines often lack" : ""))")
+                }
+                throw .invalidConfiguration("the perf engine cannot run here (\(reason)); use the timer or auto engine")
             default: throw .invalidConfiguration("the engine could not reserve its buffer")
             }
             let startTime = ss_now_ns()

@@ -37,6 +37,9 @@ struct PreloadSettings: Sendable {
         var configuration = ProfilerConfiguration()
         if let period = try read(SessionSettings.period) { configuration.period = period }
         if let mode = try read(SessionSettings.mode) { configuration.mode = mode }
+        if let engine = try read(SessionSettings.engine) { configuration.engine = engine }
+        configuration.event = try read(SessionSettings.event)
+        if let period = try read(SessionSettings.eventPeriod) { configuration.eventPeriod = period }
         configuration.recordingPath = try read(SessionSettings.raw)?.replacingPercentP(with: String(getpid()))
         if let slots = try read(SessionSettings.bufferSize) { configuration.bufferSlots = slots }
         if let depth = try read(SessionSettings.maxDepth) { configuration.maxDepth = depth }

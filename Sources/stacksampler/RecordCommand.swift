@@ -17,6 +17,15 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Time between two samples of a thread: 10ms, 500us, 1s (from 50us to 60s).")
     var period: String = "10ms"
 
+    @Option(help: "cpu mode: auto (perf_event counters when the kernel allows them, else timers), perf, or timer (CPU-time timers, which fire at scheduler ticks only).")
+    var engine: String = "auto"
+
+    @Option(help: "cpu mode: sample an event instead of CPU time: page-faults, context-switches, cpu-migrations, cycles, instructions, cache-misses, branch-misses (perf engine; hardware events need a PMU).")
+    var event: String?
+
+    @Option(help: "With --event: a sample every this many events.")
+    var eventPeriod: Int = 1
+
     /// Where profiles go (`stacksampler.folded` when no `-o` is given); `%p` becomes the pid.
     @OptionGroup var output: OutputOptions
 
@@ -54,6 +63,9 @@ struct RecordCommand: ParsableCommand {
         do {
             _ = try SessionSettings.period.parse(period, from: .commandLine)
             _ = try SessionSettings.mode.parse(mode, from: .commandLine)
+            _ = try SessionSettings.engine.parse(engine, from: .commandLine)
+            if let event { _ = try SessionSettings.event.parse(event, from: .commandLine) }
+            _ = try SessionSettings.eventPeriod.parse(String(eventPeriod), from: .commandLine)
             _ = try SessionSettings.bufferSize.parse(String(bufferSize), from: .commandLine)
             _ = try SessionSettings.maxDepth.parse(String(maxDepth), from: .commandLine)
         } catch {
@@ -121,6 +133,9 @@ struct RecordCommand: ParsableCommand {
         environment[SessionSettings.icicle.variable] = output.icicle ? "1" : nil
         environment[SessionSettings.period.variable] = period
         environment[SessionSettings.mode.variable] = mode
+        environment[SessionSettings.engine.variable] = engine
+        environment[SessionSettings.event.variable] = event
+        environment[SessionSettings.eventPeriod.variable] = String(eventPeriod)
         environment[SessionSettings.maxDepth.variable] = String(maxDepth)
         environment[SessionSettings.bufferSize.variable] = String(bufferSize)
         environment[SessionSettings.perThread.variable] = perThread ? "1" : "0"

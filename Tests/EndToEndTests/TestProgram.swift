@@ -27,6 +27,12 @@ enum TestProgram: String, CaseIterable, Sendable {
     case churn
     /// Two raw clone threads on the same tid (run as pid 1 of a new pid namespace): `first_spin`, then `reused_spin`.
     case tidReuse = "tid_reuse"
+    /// Counts its perf_event descriptors and a forked child's, then closes every descriptor above 2 and works on.
+    case perfFds = "perf_fds"
+    /// Runs a command with perf_event_open refused by a seccomp filter.
+    case denyPerfEvents = "deny_perf_events"
+    /// Touches 100,000 fresh pages in `touch_pages`; reports its page faults.
+    case pageFaults = "page_faults"
     /// Forks children with known exit statuses, and one that execs /bin/true.
     case forker
     /// Execs itself in a chain, forks rounds of children (half exec), vforks, execs from a
@@ -105,7 +111,8 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .threads, .deep, .sleepers, .churn, .stall, .execer, .signalRaces: ["gcc", "-O2", "-pthread"]
-        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse: ["gcc", "-O2"]
+        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
+             .perfFds, .denyPerfEvents, .pageFaults: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .inlined: ["gcc", "-O2", "-g"]

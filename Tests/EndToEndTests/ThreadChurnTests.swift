@@ -3,13 +3,15 @@ import Testing
 
 extension EndToEnd {
     /// Thousands of short-lived threads: no crash, and every timer the profiler created
-    /// for them is deleted (the process's timer count returns to where it started).
+    /// for them is deleted (the process's timer count returns to where it started). The timer
+    /// engine is asked for where timers are counted.
     @Suite struct ThreadChurn {
         @Test("3000 short-lived threads leave no timers behind")
         func churn() throws {
             let directory = try ScratchDirectory.make("churn")
             let run = try ProfiledRun.preload(
-                .churn, ["3000", "0.3"], settings: ["STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-"], in: directory)
+                .churn, ["3000", "0.3"], settings: ["STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-", "STACKSAMPLER_ENGINE": "timer"],
+                in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
             #expect(ProgramOutput.integer("threads", in: run.process.stdout) == 3000)
             let start = try #require(ProgramOutput.integer("timers_start", in: run.process.stdout))
@@ -25,7 +27,8 @@ extension EndToEnd {
         func timersDeletedAtThreadEnd() throws {
             let directory = try ScratchDirectory.make("churn-no-wait")
             let run = try ProfiledRun.preload(
-                .churn, ["500", "0"], settings: ["STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-"], in: directory)
+                .churn, ["500", "0"], settings: ["STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-", "STACKSAMPLER_ENGINE": "timer"],
+                in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
             let start = try #require(ProgramOutput.integer("timers_start", in: run.process.stdout))
             let end = try #require(ProgramOutput.integer("timers_end", in: run.process.stdout))
@@ -36,14 +39,15 @@ extension EndToEnd {
         /// scan saw the first one go: the exited thread's CPU timer never fires again, so the new
         /// thread used to get no sample at all. Run as pid 1 of a new pid namespace, where the
         /// program can make the kernel hand out the same tid again.
-        @Test("a thread on a reused tid gets a timer of its own (cpu, 10 ms)")
-        func reusedTidIsSampled() throws {
+        @Test("a thread on a reused tid gets a timer or counter of its own (cpu, 10 ms)", arguments: ["timer", "perf"])
+        func reusedTidIsSampled(engine: String) throws {
             let directory = try ScratchDirectory.make("tid-reuse")
             let output = ProfiledRun.freshProfilePath(for: .tidReuse, in: directory)
             let result = try ChildProcess.run(
                 "/usr/bin/unshare",
                 ["--pid", "--fork", "--mount-proc", "env", "LD_PRELOAD=" + (try BuildProducts.preloadLibrary()),
-                 "STACKSAMPLER_OUTPUT=" + output, "STACKSAMPLER_PERIOD=10ms", try TestProgram.tidReuse.executable()],
+                 "STACKSAMPLER_OUTPUT=" + output, "STACKSAMPLER_PERIOD=10ms", "STACKSAMPLER_ENGINE=" + engine,
+                 try TestProgram.tidReuse.executable()],
                 in: directory)
             #expect(result.termination == .exited(0), "\(result)")
             try #require(ProgramOutput.integer("same_tid", in: result.stdout) == 1, "the kernel did not reuse the tid: \(result)")
@@ -56,11 +60,13 @@ extension EndToEnd {
         /// random, so together they get a sample per period of their CPU. 200 µs each rather than
         /// the 100 µs doubles the expected count (about 225), so that ±25 % is about four
         /// standard deviations of the Poisson noise and the test does not fail by chance.
-        @Test("10,000 threads of 200 µs get churn_fn samples within 25 % of their CPU / period (cpu, 10 ms)")
-        func shortThreadsAreCounted() throws {
+        @Test("10,000 threads of 200 µs get churn_fn samples within 25 % of their CPU / period (cpu, 10 ms)",
+              arguments: ["timer", "perf"])
+        func shortThreadsAreCounted(engine: String) throws {
             let directory = try ScratchDirectory.make("churn-share")
             let run = try ProfiledRun.preload(
-                .churn, ["10000", "0", "200"], settings: ["STACKSAMPLER_PERIOD": "10ms", "STACKSAMPLER_MODE": "cpu"], in: directory)
+                .churn, ["10000", "0", "200"], settings: ["STACKSAMPLER_PERIOD": "10ms", "STACKSAMPLER_MODE": "cpu", "STACKSAMPLER_ENGINE": engine],
+                in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
             let cpu = try #require(ProgramOutput.integer("churn_cpu_ns", in: run.process.stdout))
             let expected = Double(cpu) / 10_000_000

@@ -29,10 +29,10 @@ enum PprofRenderer: ProfileRenderer {
     static func encode(_ profile: Profile) -> [UInt8] {
         var strings = StringTable()
         var message = ProtobufWriter()
-        let period = profile.configuration?.periodNanoseconds
-        let timeType = profile.configuration?.mode == .wall ? "wall" : "cpu"
+        let period = profile.configuration?.sampleWeight
+        let timeType = profile.configuration?.sampleType ?? "cpu", unit = profile.configuration?.sampleUnit ?? "nanoseconds"
         var sampleTypes = [("samples", "count")]
-        if period != nil { sampleTypes.append((timeType, "nanoseconds")) }
+        if period != nil { sampleTypes.append((timeType, unit)) }
         for (type, unit) in sampleTypes {
             let typeIndex = strings.index(type), unitIndex = strings.index(unit)
             message.message(Field.Profile.sampleType) {
@@ -132,7 +132,7 @@ enum PprofRenderer: ProfileRenderer {
         // Comments: the command, then the profiler's own figures (the summary's lines).
         let comments = ([profile.command] + (profile.measurementLine == nil ? [] : profile.summary.split(separator: "\n").map(String.init)))
             .filter { !$0.isEmpty }.map { UInt64(strings.index($0)) }
-        let periodTypeIndex = strings.index(timeType), nanosecondsIndex = strings.index("nanoseconds")
+        let periodTypeIndex = strings.index(timeType), periodUnitIndex = strings.index(unit)
         var tail = ProtobufWriter()
         for string in strings.strings { tail.string(Field.Profile.stringTable, string) }
         tail.int(Field.Profile.timeNanos, Int64(profile.realtimeStartNanoseconds))
@@ -140,7 +140,7 @@ enum PprofRenderer: ProfileRenderer {
         if let period {
             tail.message(Field.Profile.periodType) {
                 $0.int(Field.ValueType.type, periodTypeIndex)
-                $0.int(Field.ValueType.unit, nanosecondsIndex)
+                $0.int(Field.ValueType.unit, periodUnitIndex)
             }
             tail.int(Field.Profile.period, Int64(period))
         }

@@ -8,10 +8,7 @@ extension Profile {
     /// `cpu mode, period 10ms, 1234 samples, 2025-06-01 14:03:07 UTC`, leaving out what is unknown.
     var settingsLine: String {
         var parts: [String] = []
-        if let configuration {
-            parts.append("\(configuration.mode.rawValue) mode")
-            parts.append("period \(PeriodParser.format(nanoseconds: configuration.periodNanoseconds))")
-        }
+        if let configuration { parts.append(configuration.samplingDescription) }
         parts.append("\(sampleCount) samples")
         if realtimeStartNanoseconds > 0 { parts.append(utcDateText(nanosecondsSinceEpoch: realtimeStartNanoseconds)) }
         return parts.joined(separator: ", ")
@@ -20,7 +17,7 @@ extension Profile {
     /// What the profiler measured of itself, on one line, when this profile was recorded here
     /// (not read from collapsed stacks): `rate 99.6/s (asked 100), handler 1.3 µs median, 9.8 µs p99, 0 of 1234 samples lost or cut`.
     var measurementLine: String? {
-        guard let configuration, overhead != Overhead() else { return nil }
+        guard let configuration, configuration.event == nil, overhead != Overhead() else { return nil }
         let asked = 1e9 / Double(configuration.periodNanoseconds)
         let rates = threads.filter { $0.samples > 0 }.map { effectiveRate(of: $0) }.filter { $0 > 0 }.sorted()
         let rate = rates.isEmpty ? "" : "rate \(decimalText(rates[rates.count / 2], decimals: 1))/s per thread (asked \(decimalText(asked, decimals: 1))), "

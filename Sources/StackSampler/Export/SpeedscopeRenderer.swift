@@ -23,7 +23,7 @@ enum SpeedscopeRenderer: ProfileRenderer {
             let thread = profile.threads.indices.contains(stack.thread) ? stack.thread : -1
             stacksByThread[thread, default: []].append((frames, stack.count))
         }
-        let weight: UInt64 = profile.configuration?.periodNanoseconds ?? 1
+        let weight: UInt64 = profile.configuration?.sampleWeight ?? 1
 
         var json = JSONWriter()
         json.beginObject()
@@ -47,7 +47,7 @@ enum SpeedscopeRenderer: ProfileRenderer {
             json.beginObject()
             json.field("type", "sampled")
             json.field("name", thread >= 0 ? "\(profile.threads[thread].name) tid=\(profile.threads[thread].id)" : "all threads")
-            json.field("unit", profile.configuration == nil ? "none" : "nanoseconds")
+            json.field("unit", profile.configuration?.event == nil && profile.configuration != nil ? "nanoseconds" : "none")
             json.field("startValue", 0)
             json.field("endValue", stacks.reduce(UInt64(0)) { $0 + UInt64($1.count) * weight })
             json.key("samples")

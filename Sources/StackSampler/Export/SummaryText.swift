@@ -5,11 +5,12 @@ extension Profile {
         let seconds = Double(durationNanoseconds) / 1e9
         let sampled = threads.filter { $0.samples > 0 }
         let signal = self.signal + (signalSubstituted ? " (the program handled SIGPROF when profiling started, so another signal is used)" : "")
-        let settings = configuration.map { "\($0.mode.rawValue) mode, period \(PeriodParser.format(nanoseconds: $0.periodNanoseconds)), signal \(signal)" }
+        let settings = configuration.map { "\($0.samplingDescription), signal \(signal)" }
             ?? "sampling settings unknown"
         var lines = ["\(sampleCount) samples from \(sampled.count) of \(threads.count) threads in \(formatted(seconds, 2)) s (\(settings))"]
+        if !engine.isEmpty { lines.append("engine: \(engine)") }
         let rates = sampled.map { effectiveRate(of: $0) }.filter { $0 > 0 }
-        if let configuration, !rates.isEmpty {
+        if let configuration, configuration.event == nil, !rates.isEmpty {
             let asked = 1e9 / Double(configuration.periodNanoseconds)
             let basis = configuration.mode == .cpu ? "per CPU-second" : "per second"
             let median = rates.sorted()[rates.count / 2]

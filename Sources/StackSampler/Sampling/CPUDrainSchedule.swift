@@ -8,14 +8,20 @@ struct CPUDrainSchedule: SamplerSchedule {
     var missedTicks: Int { 0 }
     var skippedTicks: Int { 0 }
 
-    /// CPU timers fire at most `rate` times per CPU-second, so all cores together fill the
-    /// buffer at most at cores x rate samples a second (rate capped at 1000, the fastest
-    /// scheduler tick). The buffer is drained when a quarter full at that pace, at most every
-    /// 100 ms (every 100 ms on 2 cores at 100 Hz with the default 1024 slots; 40 ms on 64
-    /// cores), and at least every 5 ms.
-    init(periodNanoseconds: UInt64, bufferSlots: Int) {
+    /// A thread is sampled at most 1 / period times per CPU-second (the perf engine reaches
+    /// that at any period; timers only at scheduler ticks), so all cores together fill the
+    /// buffer at most at cores x rate samples a second. The buffer is drained when a quarter
+    /// full at that pace, at most every 100 ms (every 100 ms on 2 cores at 100 Hz with the
+    /// default 1024 slots; 40 ms on 64 cores), and at least every 5 ms (every 12.8 ms at 100 us
+    /// on 2 cores).
+    /// With `sampledEvent`, the rate is the event's, unknown in advance: every 5 ms.
+    init(periodNanoseconds: UInt64, bufferSlots: Int, sampledEvent: Bool) {
+        guard !sampledEvent else {
+            intervalNanoseconds = 5_000_000
+            return
+        }
         let cores = UInt64(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        let rate = min(1000, 1_000_000_000 / max(1, periodNanoseconds))
+        let rate = 1_000_000_000 / max(1, periodNanoseconds)
         let quarterFull = UInt64(bufferSlots) * 1_000_000_000 / (4 * cores * max(1, rate))
         intervalNanoseconds = min(100_000_000, max(5_000_000, quarterFull))
     }

@@ -41,7 +41,8 @@ final class SamplerThread: @unchecked Sendable {
         routing = SampleRouting(consumers: consumers)
         scan = ThreadScan(mode: configuration.mode)
         schedule = switch configuration.mode {
-        case .cpu: CPUDrainSchedule(periodNanoseconds: configuration.periodNanoseconds, bufferSlots: configuration.bufferSlots)
+        case .cpu: CPUDrainSchedule(periodNanoseconds: configuration.periodNanoseconds, bufferSlots: configuration.bufferSlots,
+                                    sampledEvent: configuration.event != nil)
         case .wall: WallScheduler(periodNanoseconds: configuration.periodNanoseconds, maxDepth: configuration.maxDepth)
         }
     }

@@ -8,12 +8,53 @@ public enum SamplingMode: String, Sendable, CaseIterable {
     case wall
 }
 
+/// What produces cpu-mode samples.
+public enum SamplingEngine: String, Sendable, CaseIterable {
+    /// perf_event task-clock counters when the kernel allows them (any period), else timers.
+    case auto
+    /// perf_event task-clock counters (`perf_event_open`), or an error saying why not.
+    case perf
+    /// Per-thread CPU-time timers, which fire at scheduler ticks only.
+    case timer
+}
+
+/// An event to sample instead of CPU time (cpu mode, perf engine): a sample every `eventPeriod`
+/// of them, in the thread that caused it.
+public enum SamplingEvent: String, Sendable, CaseIterable {
+    case pageFaults = "page-faults"
+    case contextSwitches = "context-switches"
+    case cpuMigrations = "cpu-migrations"
+    case cycles
+    case instructions
+    case cacheMisses = "cache-misses"
+    case branchMisses = "branch-misses"
+
+    /// The perf_event type and config (linux/perf_event.h: PERF_TYPE_SOFTWARE 1, PERF_TYPE_HARDWARE 0).
+    var perfEvent: (type: UInt32, config: UInt64) {
+        switch self {
+        case .pageFaults: (1, 2)
+        case .contextSwitches: (1, 3)
+        case .cpuMigrations: (1, 4)
+        case .cycles: (0, 0)
+        case .instructions: (0, 1)
+        case .cacheMisses: (0, 3)
+        case .branchMisses: (0, 5)
+        }
+    }
+}
+
 /// Settings of one profiling session.
 public struct ProfilerConfiguration: Sendable {
     /// Time between two samples of one thread.
     public var period: Duration
     /// What drives sampling.
     public var mode: SamplingMode
+    /// cpu mode: what produces the samples (wall mode: always the sampler thread's signals).
+    public var engine = SamplingEngine.auto
+    /// cpu mode: sample an event instead of CPU time (perf engine), every `eventPeriod` of them.
+    public var event: SamplingEvent?
+    /// With `event`: a sample every this many events.
+    public var eventPeriod = 1
     /// Frames kept per sample; deeper stacks are kept truncated and marked.
     public var maxDepth: Int
     /// Samples the engine's buffer holds between two drains; beyond it samples are dropped and counted.
@@ -42,12 +83,26 @@ public struct ProfilerConfiguration: Sendable {
     /// The period in whole nanoseconds.
     public var periodNanoseconds: UInt64 { period.wholeNanoseconds }
 
+    /// What one sample stands for: `period` of CPU or wall time in ns, or `eventPeriod` events.
+    public var sampleWeight: UInt64 { event == nil ? periodNanoseconds : UInt64(eventPeriod) }
+    /// What is sampled, as pprof names a sample type: `cpu`, `wall`, or the event's name.
+    public var sampleType: String { event?.rawValue ?? mode.rawValue }
+    /// The unit of `sampleWeight`: `nanoseconds` or `count`.
+    public var sampleUnit: String { event == nil ? "nanoseconds" : "count" }
+    /// `cpu mode, period 10ms` or `cpu mode, page-faults every 1`, for titles and summaries.
+    public var samplingDescription: String {
+        let rate = event.map { "\($0.rawValue) every \(eventPeriod)" } ?? "period \(PeriodParser.format(nanoseconds: periodNanoseconds))"
+        return "\(mode.rawValue) mode, \(rate)"
+    }
+
     /// Checks the values against what the engine accepts.
     func validated() throws(ProfilerError) -> ProfilerConfiguration {
         guard PeriodParser.accepted.contains(periodNanoseconds) else {
             throw .invalidConfiguration("period \(PeriodParser.format(nanoseconds: periodNanoseconds)) is outside \(PeriodParser.acceptedDescription)")
         }
+        if event != nil, mode != .cpu { throw .invalidConfiguration("an event (\(event!.rawValue)) is sampled in cpu mode only") }
         do {
+            try SessionSettings.eventPeriod.check(eventPeriod, shown: "event period \(eventPeriod)")
             try SessionSettings.maxDepth.check(maxDepth, shown: "max depth \(maxDepth)")
             try SessionSettings.bufferSize.check(bufferSlots, shown: "buffer size \(bufferSlots)")
         } catch {

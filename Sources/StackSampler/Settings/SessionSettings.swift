@@ -14,6 +14,18 @@ package enum SessionSettings {
     package static let mode = Setting<SamplingMode>(
         variable: "STACKSAMPLER_MODE", option: "--mode", noun: "a sampling mode", expected: "cpu or wall",
         parser: { SamplingMode(rawValue: $0) })
+    /// What produces cpu-mode samples.
+    public static let engine = Setting<SamplingEngine>(
+        variable: "STACKSAMPLER_ENGINE", option: "--engine", noun: "an engine", expected: "auto, perf or timer",
+        parser: { SamplingEngine(rawValue: $0) })
+    /// An event to sample instead of CPU time.
+    public static let event = Setting<SamplingEvent>(
+        variable: "STACKSAMPLER_EVENT", option: "--event", noun: "an event",
+        expected: "one of \(SamplingEvent.allCases.map(\.rawValue).joined(separator: ", "))", parser: { SamplingEvent(rawValue: $0) })
+    /// A sample every this many events.
+    public static let eventPeriod = Setting<Int>(
+        variable: "STACKSAMPLER_EVENT_PERIOD", option: "--event-period", noun: "an event period",
+        expected: "a whole number of events of at least 1", parser: { Int($0) }, accepts: { $0 >= 1 })
     /// Frames kept per sample.
     package static let maxDepth = Setting<Int>(
         variable: "STACKSAMPLER_MAX_DEPTH", option: "--max-depth", noun: "a depth", expected: "a whole number from 1 to 4096",
