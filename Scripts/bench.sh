@@ -110,6 +110,8 @@ step "handler time at 30-frame stacks, and a bare libunwind walk in a handler fo
 "${helper[@]}" handler
 step "start-up time of /bin/true, $startup_runs runs per variant"
 "${helper[@]}" startup --runs "$startup_runs"
+step "cpu mode's engines against perf: rates, attribution and slowdown at 1 kHz, page faults"
+"${helper[@]}" engines --rounds "$rounds"
 step "sampler thread CPU per sample, many distinct stacks at 1 kHz"
 Scripts/bench-sampler.sh "$repeats" "$attribution_seconds" | tee "$work/sampler.txt" >&2
 step "loader lock: loader_churn under 1 kHz sampling, $deadlock_runs runs per mode"

@@ -8,6 +8,7 @@ Subcommands (each reads/writes JSON in the work directory given with --work):
   attribution  5-second runs of the split workload under each profiler, shares vs ground truth
   handler      one run at a 30-frame stack depth for the handler-time budget; a bare libunwind walk for reference
   startup      /bin/true with and without the preload library (hyperfine, else own loop)
+  engines      cpu mode's perf and timer engines against perf: rates, attribution and slowdown at 1 kHz, page faults
   report       writes BENCHMARKS.md from the JSON files
 
 Everything prints progress to stderr and exits non-zero with a message on the first failure.
@@ -18,18 +19,19 @@ import subprocess
 import sys
 
 from bench_common import BenchError, log
+from bench_engines import cmd_engines
 from bench_measure import cmd_attribution, cmd_calibrate, cmd_handler, cmd_machine, cmd_slowdown, cmd_startup
 from bench_report import cmd_report
 
 COMMANDS = {
     "machine": cmd_machine, "calibrate": cmd_calibrate, "slowdown": cmd_slowdown, "attribution": cmd_attribution,
-    "handler": cmd_handler, "startup": cmd_startup, "report": cmd_report,
+    "handler": cmd_handler, "startup": cmd_startup, "engines": cmd_engines, "report": cmd_report,
 }
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["machine", "calibrate", "slowdown", "attribution", "handler", "startup", "report"])
+    p.add_argument("command", choices=list(COMMANDS))
     p.add_argument("--work", required=True, help="directory for JSON results and scratch files")
     p.add_argument("--bins", help="directory with the compiled workloads")
     p.add_argument("--lib", help="libStackSamplerPreload.so")

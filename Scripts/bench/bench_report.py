@@ -212,6 +212,30 @@ def cmd_report(args):
         w(f"| {attr_labels[c]} | {samples:.0f} | " + " | ".join(cells) + f" | {worst:.1f} pp | ≤ 3 pp |")
     w("")
 
+    engines_path = os.path.join(args.work, "engines.json")
+    if os.path.exists(engines_path):
+        engines = load(args.work, "engines.json")
+        w("## cpu mode's engines against perf (split workload)")
+        w("")
+        w("Achieved rate in samples per CPU-second of the single-threaded split workload (targets: 1000 ± 2 % at 1 ms, "
+          "≥ 9,500 at 100 µs); perf record's is its sample count over the workload's CPU time.")
+        w("")
+        names = list(next(iter(engines["rates"].values())))
+        w("| period | " + " | ".join(names) + " |")
+        w("|---|" + "---|" * len(names))
+        for period, row in engines["rates"].items():
+            w(f"| {period} | " + " | ".join("—" if row[n] is None else f"{row[n]:.0f}" for n in names) + " |")
+        w("")
+        w("Attribution at 1 kHz, shares pooled over 3 runs of about 5 s, largest error of the three functions "
+          "(target ≤ 0.3 pp): " + ", ".join(f"{n} {e:.2f} pp" for n, e in engines["attribution"].items()) + ".")
+        w("")
+        w("Slowdown at 1 kHz, median over interleaved rounds: " + ", ".join(f"{n} {v:+.1f} %" for n, v in engines["slowdown"].items()) + ".")
+        w("")
+        pf = engines["page_faults"]
+        w(f"Page faults (`--event page-faults --event-period 1`, {pf['pages']:,} fresh pages touched in one function): "
+          f"{pf['samples in touch_pages']:,} samples there ({(pf['samples in touch_pages'] / pf['pages'] - 1) * 100:+.2f} %; target ± 2 %).")
+        w("")
+
     deadlock = os.path.join(args.work, "deadlock.txt")
     if os.path.exists(deadlock):
         w("## Loader lock: dlopen, exceptions and dl_iterate_phdr under 1 kHz sampling")
