@@ -48,23 +48,24 @@ def cmd_engines(args):
         result["rates"][period] = row
         log(f"engines: rates at {period}: {row}")
 
-    # Attribution at 1 kHz: shares pooled over 3 runs against the workload's own measurement.
+    # Attribution at 1 kHz: sample counts pooled over 3 runs against the workload's own measurement.
     pooled = {"StackSampler perf engine 1 kHz": [], "perf record -F 1000": []}
     truth = []
     for run in range(3):
         target = os.path.join(tmp, f"attr-ss-{run}.folded")
         run_timed([split, str(sizes["attribution_work"])], _ss_env(args.lib, target, "1ms", "perf"), out, err)
         with open(target) as f:
-            pooled["StackSampler perf engine 1 kHz"].append(shares_from_folded_lines(f, SPLIT_FUNCTIONS))
+            pooled["StackSampler perf engine 1 kHz"].append(shares_from_folded_lines(f, SPLIT_FUNCTIONS)[0])
         truth.append(measured_shares(out))
         data = os.path.join(tmp, f"attr-perf-{run}.data")
         run_timed(["perf", "record", "-q", "--no-bpf-event", "-e", "cpu-clock", "-F", "1000", "-g", "-o", data, "--",
                    split, str(sizes["attribution_work"])], {}, out, err)
-        pooled["perf record -F 1000"].append(shares_from_folded_lines(stacks_from_perf(data), SPLIT_FUNCTIONS))
+        pooled["perf record -F 1000"].append(shares_from_folded_lines(stacks_from_perf(data), SPLIT_FUNCTIONS)[0])
         truth.append(measured_shares(out))
     measured = {f: statistics.mean(t[f] for t in truth) for f in SPLIT_FUNCTIONS}
     for name, runs in pooled.items():
-        shares = {f: statistics.mean(r[f] for r in runs) for f in SPLIT_FUNCTIONS}
+        inside = sum(sum(r.values()) for r in runs)
+        shares = {f: sum(r[f] for r in runs) / inside for f in SPLIT_FUNCTIONS}
         result["attribution"][name] = max(abs(shares[f] - measured[f]) * 100 for f in SPLIT_FUNCTIONS)
     log(f"engines: attribution {result['attribution']}")
 

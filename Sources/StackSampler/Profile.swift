@@ -60,6 +60,10 @@ public struct Profile: Sendable {
         public var overrunPeriods = 0
         /// Signals of the profiler's signal number that were not the profiler's own: passed to the program's handler.
         public var foreignSignals = 0
+        /// Perf engine: what its counters counted (ns of CPU time, or events) while they ran, read
+        /// as each closed; with the sample weight, the samples there would have been if every
+        /// overflow had become one (the rest fell in the kernel, or were throttled or merged).
+        public var countedEvents = 0
     }
 
     /// What the profiler itself cost.

@@ -91,6 +91,10 @@ extension EndToEnd {
             #expect(abs(Double(touched) / Double(pages) - 1) <= 0.02 && touched <= faults,
                     "touch_pages: \(touched) samples for \(pages) pages, \(faults) faults of the thread")
             #expect(run.process.stderr.contains("cpu mode, page-faults every 1"), "\(run.process.stderr)")
+            // The counters' own count is reported beside the samples taken, so any overflow lost shows.
+            let counters = run.process.stderrLines.first { $0.hasPrefix("stacksampler: counters: ") } ?? ""
+            let counted = Int(counters.dropFirst("stacksampler: counters: ".count).prefix { $0 != " " }) ?? 0
+            #expect(counted >= touched && abs(Double(counted) / Double(pages) - 1) <= 0.02, "\(counters)")
             if GoPprof.executable != nil {
                 let raw = try GoPprof.raw(pprof, in: directory)
                 #expect(raw.contains("page-faults/count"), "the pprof's sample type names the event: \(raw.prefix(300))")

@@ -57,5 +57,6 @@ extension Profile.Losses {
         skippedTicks += other.skippedTicks
         overrunPeriods += other.overrunPeriods
         foreignSignals += other.foreignSignals
+        countedEvents += other.countedEvents
     }
 }

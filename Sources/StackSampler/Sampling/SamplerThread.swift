@@ -31,6 +31,7 @@ final class SamplerThread: @unchecked Sendable {
     private(set) var handlerTimingAtStart = HandlerTiming.snapshot()
     private(set) var droppedAtStart: UInt64 = 0
     private(set) var foreignSignalsAtStart: UInt64 = 0
+    private(set) var countedEventsAtStart: UInt64 = 0
     private(set) var asyncStacksAtStart = Profile.AsyncStacks()
     /// CPU time the sampler thread used, in ns.
     private(set) var ownCPUNanoseconds: UInt64 = 0
@@ -54,6 +55,7 @@ final class SamplerThread: @unchecked Sendable {
         handlerTimingAtStart = HandlerTiming.snapshot()
         droppedAtStart = ss_buffer_dropped()
         foreignSignalsAtStart = ss_engine_foreign_signals()
+        countedEventsAtStart = ss_engine_events_counted()
         asyncStacksAtStart = Profile.AsyncStacks.engine()
         ss_async_stacks_enable(configuration.asyncStacks ? 1 : 0)
         _ = scan.scan(initial: true, own: ownThreads(), at: ss_now_ns(), routing: &routing)
@@ -114,7 +116,8 @@ final class SamplerThread: @unchecked Sendable {
                        leafOnlySamples: counted.leafOnlySamples, unwindFailures: counted.unwindFailures,
                        unwindFaults: counted.unwindFaults, missedTicks: schedule.missedTicks, skippedTicks: schedule.skippedTicks,
                        overrunPeriods: counted.overrunPeriods,
-                       foreignSignals: Int(ss_engine_foreign_signals() - foreignSignalsAtStart))
+                       foreignSignals: Int(ss_engine_foreign_signals() - foreignSignalsAtStart),
+                       countedEvents: Int(ss_engine_events_counted() - countedEventsAtStart))
     }
 
     /// The profiler's own threads, never attached.
