@@ -25,6 +25,10 @@ static size_t thread_count, thread_capacity;
 static const ss_sampling_engine *engine;
 /* Threads are attached unarmed until the sampler thread has the core unwind tables (engine.c). */
 static int arming_deferred;
+/* Attaches refused because the process had no file descriptor left (the perf engine's counters). */
+static _Atomic uint64_t descriptor_refusals;
+
+uint64_t ss_thread_descriptor_refusals(void) { return atomic_load(&descriptor_refusals); }
 
 clockid_t ss_thread_cpu_clock(int32_t tid) {
     return (clockid_t)(((unsigned int)~tid << 3) | 6);
@@ -66,6 +70,7 @@ int ss_thread_attach(int32_t tid, int replace) {
         }
         int handle = -1;
         result = engine->attach(tid, !arming_deferred, &handle);
+        if (result == -EMFILE || result == -ENFILE) atomic_fetch_add(&descriptor_refusals, 1);
         if (result == 0) threads[thread_count++] = (attached_thread){tid, handle};
     }
     pthread_mutex_unlock(&registry_lock);

@@ -137,6 +137,10 @@ int ss_thread_timer_orphaned(int32_t tid);
 /** Number of threads currently attached; fills up to `capacity` tids. */
 size_t ss_thread_list(int32_t *tids, size_t capacity);
 
+/** Attaches refused so far because the process had reached its file descriptor limit (each
+ *  thread needs one for its counter with the perf engine): those threads are not sampled. */
+uint64_t ss_thread_descriptor_refusals(void);
+
 /** Starts a thread that is never sampled: created with the real
  *  pthread_create, all signals blocked. For the profiler's own thread. */
 int ss_spawn_unsampled_thread(pthread_t *thread, void *(*start)(void *), void *argument);

@@ -64,6 +64,9 @@ public struct Profile: Sendable {
         /// as each closed; with the sample weight, the samples there would have been if every
         /// overflow had become one (the rest fell in the kernel, or were throttled or merged).
         public var countedEvents = 0
+        /// Attaches refused because the process had reached its descriptor limit (`ulimit -n`): a
+        /// thread the perf engine could not open a counter for is not sampled.
+        public var descriptorRefusals = 0
     }
 
     /// What the profiler itself cost.

@@ -117,6 +117,22 @@ extension EndToEnd {
             }
         }
 
+        @Test("a process at its descriptor limit: threads without a counter are counted and said, and the program is unharmed")
+        func descriptorLimit() throws {
+            let directory = try ScratchDirectory.make("perf-ulimit")
+            let output = ProfiledRun.freshProfilePath(for: .churn, in: directory)
+            let result = try ChildProcess.run(
+                "/usr/bin/prlimit",
+                ["--nofile=24:24", "env", "LD_PRELOAD=" + (try BuildProducts.preloadLibrary()), "STACKSAMPLER_OUTPUT=" + output,
+                 "STACKSAMPLER_PERIOD=1ms", "STACKSAMPLER_SUMMARY=-", try TestProgram.churn.executable(), "3000", "0.3"],
+                in: directory)
+            #expect(result.termination == .exited(0), "\(result)")
+            #expect(ProgramOutput.integer("threads", in: result.stdout) == 3000)
+            let line = result.stderrLines.first { $0.hasPrefix("stacksampler: descriptors: ") }
+            #expect(line?.contains("file descriptor limit") == true, "\(result.stderr)")
+            #expect(FileManager.default.fileExists(atPath: output))
+        }
+
         @Test("counters stay out of the program's way: none in a forked child, and sampling goes on after the program closes every descriptor")
         func descriptors() throws {
             let directory = try ScratchDirectory.make("perf-fds")

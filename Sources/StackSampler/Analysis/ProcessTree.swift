@@ -58,5 +58,6 @@ extension Profile.Losses {
         overrunPeriods += other.overrunPeriods
         foreignSignals += other.foreignSignals
         countedEvents += other.countedEvents
+        descriptorRefusals += other.descriptorRefusals
     }
 }

@@ -25,6 +25,9 @@ extension Profile {
             let missing = worth > sampleCount ? "; the other \(worth - sampleCount) fell in the kernel, or were throttled or merged while a signal was pending" : ""
             lines.append("counters: \(counted) counted, \(worth) samples' worth, \(sampleCount) taken\(missing)")
         }
+        if losses.descriptorRefusals > 0 {
+            lines.append("descriptors: \(losses.descriptorRefusals) times a thread got no counter, the process having reached its file descriptor limit (ulimit -n): those threads were not sampled until one was free")
+        }
         if losses.overrunPeriods > 0 {
             lines.append("timer overruns: \(losses.overrunPeriods) periods the kernel noticed late were counted with the sample that followed them")
         }

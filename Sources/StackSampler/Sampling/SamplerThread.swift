@@ -32,6 +32,7 @@ final class SamplerThread: @unchecked Sendable {
     private(set) var droppedAtStart: UInt64 = 0
     private(set) var foreignSignalsAtStart: UInt64 = 0
     private(set) var countedEventsAtStart: UInt64 = 0
+    private(set) var descriptorRefusalsAtStart: UInt64 = 0
     private(set) var asyncStacksAtStart = Profile.AsyncStacks()
     /// CPU time the sampler thread used, in ns.
     private(set) var ownCPUNanoseconds: UInt64 = 0
@@ -56,6 +57,7 @@ final class SamplerThread: @unchecked Sendable {
         droppedAtStart = ss_buffer_dropped()
         foreignSignalsAtStart = ss_engine_foreign_signals()
         countedEventsAtStart = ss_engine_events_counted()
+        descriptorRefusalsAtStart = ss_thread_descriptor_refusals()
         asyncStacksAtStart = Profile.AsyncStacks.engine()
         ss_async_stacks_enable(configuration.asyncStacks ? 1 : 0)
         _ = scan.scan(initial: true, own: ownThreads(), at: ss_now_ns(), routing: &routing)
@@ -117,7 +119,8 @@ final class SamplerThread: @unchecked Sendable {
                        unwindFaults: counted.unwindFaults, missedTicks: schedule.missedTicks, skippedTicks: schedule.skippedTicks,
                        overrunPeriods: counted.overrunPeriods,
                        foreignSignals: Int(ss_engine_foreign_signals() - foreignSignalsAtStart),
-                       countedEvents: Int(ss_engine_events_counted() - countedEventsAtStart))
+                       countedEvents: Int(ss_engine_events_counted() - countedEventsAtStart),
+                       descriptorRefusals: Int(ss_thread_descriptor_refusals() - descriptorRefusalsAtStart))
     }
 
     /// The profiler's own threads, never attached.
