@@ -23,13 +23,40 @@ static char engine_description[160];
 
 const char *ss_engine_description(void) { return engine_description; }
 
-/* The engine of `config`'s mode and choice, described; NULL when the one asked for cannot run. */
+/* The scheduler tick: the kernel compares a thread's CPU time with its timers
+ * only at a tick that finds the thread running. A coarse clock advances once
+ * per tick, so its resolution is the tick's length (4 ms at HZ=250). */
+uint64_t ss_scheduler_tick_ns(void) {
+    struct timespec resolution;
+    if (clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) != 0) return 0;
+    return (uint64_t)resolution.tv_sec * 1000000000u + (uint64_t)resolution.tv_nsec;
+}
+
+/* The engine of `config`'s mode and choice, described; NULL when the one asked for cannot run.
+ * Chosen automatically, perf counters run where they change the result: periods shorter than
+ * two scheduler ticks, where timers fire late or merge periods. At longer periods the timers
+ * sample as asked, and they spare the process the kernel's cost of enabling perf's
+ * scheduler hooks, which a process pays when no other perf event exists (5 to 18 ms on the
+ * test machine, 1.7 % of a 1.2 s run at 100 Hz). */
 static const ss_sampling_engine *choose_engine(const ss_config *config) {
     if (config->mode == SS_MODE_WALL) {
         snprintf(engine_description, sizeof engine_description, "%s", ss_wall_signal_engine.name);
         return &ss_wall_signal_engine;
     }
-    int perf = config->engine == SS_ENGINE_TIMERS && config->event_period == 0 ? -EPERM : ss_perf_events_available();
+    uint64_t tick = ss_scheduler_tick_ns();
+    int wanted = config->event_period || config->engine == SS_ENGINE_PERF ||
+                 (config->engine == SS_ENGINE_AUTOMATIC && config->period_ns < 2 * tick);
+    if (!wanted) {
+        if (config->engine == SS_ENGINE_TIMERS) {
+            snprintf(engine_description, sizeof engine_description, "%s (asked for)", ss_cpu_timer_engine.name);
+        } else {
+            snprintf(engine_description, sizeof engine_description,
+                     "%s (the period is at least two scheduler ticks of %llu us; --engine perf for counters)",
+                     ss_cpu_timer_engine.name, (unsigned long long)(tick / 1000));
+        }
+        return &ss_cpu_timer_engine;
+    }
+    int perf = ss_perf_events_available();
     if (perf == 0) {
         snprintf(engine_description, sizeof engine_description, "%s",
                  config->event_period ? "perf_event counters" : ss_perf_event_engine.name);
@@ -39,12 +66,8 @@ static const ss_sampling_engine *choose_engine(const ss_config *config) {
         snprintf(engine_description, sizeof engine_description, "perf_event_open: %s", strerror(-perf));
         return NULL;
     }
-    if (config->engine == SS_ENGINE_TIMERS) {
-        snprintf(engine_description, sizeof engine_description, "%s (asked for)", ss_cpu_timer_engine.name);
-    } else {
-        snprintf(engine_description, sizeof engine_description, "%s (perf_event_open: %s)", ss_cpu_timer_engine.name,
-                 strerror(-perf));
-    }
+    snprintf(engine_description, sizeof engine_description, "%s (perf_event_open: %s)", ss_cpu_timer_engine.name,
+             strerror(-perf));
     return &ss_cpu_timer_engine;
 }
 

@@ -18,15 +18,6 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-/* The scheduler tick: the kernel compares a thread's CPU time with its timers
- * only at a tick that finds the thread running. A coarse clock advances once
- * per tick, so its resolution is the tick's length (4 ms at HZ=250). */
-static uint64_t scheduler_tick_ns(void) {
-    struct timespec resolution;
-    if (clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) != 0) return 0;
-    return (uint64_t)resolution.tv_sec * 1000000000u + (uint64_t)resolution.tv_nsec;
-}
-
 /* The first expiry, in the thread's CPU time from now. The kernel looks at a
  * thread only at ticks that land on it, about one per tick of its CPU, and a
  * look counts every expiry the thread's CPU has passed. Expiries placed just
@@ -39,7 +30,7 @@ static uint64_t scheduler_tick_ns(void) {
  * sample is worth one period. When the period is not longer than the tick,
  * every look finds an expiry due: the first is then uniform in (0, period]. */
 static uint64_t first_expiry_ns(uint64_t period) {
-    uint64_t tick = scheduler_tick_ns();
+    uint64_t tick = ss_scheduler_tick_ns();
     double draw = ss_random_unit();
     if (tick == 0 || tick >= period) return 1 + (uint64_t)(draw * (double)(period - 1));
     return 1 + (uint64_t)(draw * (double)period / (double)tick) * tick;

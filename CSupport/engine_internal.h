@@ -130,6 +130,9 @@ SS_HIDDEN void ss_async_count_fault(void);
 /* sampler_sleep.c: whether ss_sampler_wake() was called since the session's reset. */
 SS_HIDDEN int ss_sampler_stop_requested(void);
 
+/* engine.c: the scheduler tick, the resolution of CLOCK_MONOTONIC_COARSE (0 if unknown). */
+uint64_t ss_scheduler_tick_ns(void);
+
 /* random_draws.c: uniform in [0, 1), per process (reseeded in a forked child). Not thread-safe:
  * engines draw under the registry's lock. */
 double ss_random_unit(void);
