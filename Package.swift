@@ -55,11 +55,13 @@ let package = Package(
         // The preload library's own code (C): constructor, C API, loading of the Swift part.
         // No Swift runtime in its dependencies: see no_swift_runtime.c.
         .target(name: "PreloadEntry", dependencies: ["CSupport"], cSettings: engineCFlags),
+        // The daemon: continuous windows written, served over HTTP and pushed. No Foundation.
+        .target(name: "StackSamplerDaemon", dependencies: ["StackSampler"], swiftSettings: lightSwift),
         // The preload library's Swift part: sessions from the environment and the C API.
-        .target(name: "StackSamplerPreload", dependencies: ["StackSampler", "CAPIHeader"], swiftSettings: lightSwift),
+        .target(name: "StackSamplerPreload", dependencies: ["StackSampler", "StackSamplerDaemon", "CAPIHeader"], swiftSettings: lightSwift),
         .executableTarget(
             name: "stacksampler",
-            dependencies: ["StackSampler", "CSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["StackSampler", "StackSamplerDaemon", "CSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "CSupport", "CZlib"],
                     linkerSettings: [.linkedLibrary("z")]),
