@@ -9,16 +9,26 @@ package enum PeriodParser {
         ("ns", 1), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9),
     ]
 
-    /// Parses `NUMBER UNIT` (unit ns, us, ms or s; decimals allowed) into a duration.
+    /// Parses `NUMBER UNIT` (unit ns, us, ms or s; decimals allowed) into a sampling period.
     package static func parse(_ text: String) throws(ProfilerError) -> Duration {
+        let duration = try parseDuration(text)
+        guard accepted.contains(duration.wholeNanoseconds) else { throw .invalidPeriod(text) }
+        return duration
+    }
+
+    /// Parses `NUMBER UNIT` (unit ns, us, ms, s, m or h; decimals allowed) into any positive duration.
+    package static func parseDuration(_ text: String) throws(ProfilerError) -> Duration {
         let trimmed = text.filter { $0 != " " }
-        guard let unit = units.first(where: { trimmed.hasSuffix($0.suffix) && trimmed.count > $0.suffix.count }),
+        guard let unit = (units + longUnits).first(where: { trimmed.hasSuffix($0.suffix) && trimmed.count > $0.suffix.count }),
               let number = Double(trimmed.dropLast(unit.suffix.count)), number.isFinite, number > 0
         else { throw .invalidPeriod(text) }
         let nanoseconds = (number * unit.nanoseconds).rounded()
-        guard nanoseconds <= Double(accepted.upperBound), accepted.contains(UInt64(nanoseconds)) else { throw .invalidPeriod(text) }
-        return .nanoseconds(Int64(nanoseconds.rounded()))
+        guard nanoseconds >= 1, nanoseconds < 1e18 else { throw .invalidPeriod(text) }
+        return .nanoseconds(Int64(nanoseconds))
     }
+
+    /// Units only durations longer than a sampling period take (checked after the others: `ms` ends in `s`).
+    private static let longUnits: [(suffix: String, nanoseconds: Double)] = [("m", 60e9), ("h", 3600e9)]
 
     /// Prints a period in the largest unit that keeps it whole (`10ms`, `500us`).
     package static func format(nanoseconds: UInt64) -> String {

@@ -106,6 +106,57 @@ package enum SessionSettings {
     package static let stalls = Setting<String>(
         variable: "STACKSAMPLER_STALLS", option: "--stalls", noun: "a file", expected: "a path", parser: { $0 })
 
+    // The daemon: continuous windows, the HTTP endpoints, pushes to a Pyroscope-compatible back end.
+
+    /// Continuous mode: sampling never stops, and every window of this length becomes a profile.
+    package static let continuous = Setting<Duration>(
+        variable: "STACKSAMPLER_CONTINUOUS", option: "--continuous", noun: "a window length",
+        expected: "a duration with a unit such as 60s, 10s or 500ms, from 100ms to 1h",
+        parser: { try? PeriodParser.parseDuration($0) },
+        accepts: { (Duration.milliseconds(100)...Duration.seconds(3600)).contains($0) })
+    /// Continuous mode with `%t` in the output: only the newest this many window files are kept.
+    package static let keep = Setting<Int>(
+        variable: "STACKSAMPLER_KEEP", option: "--keep", noun: "a number of files", expected: "a whole number of at least 1",
+        parser: { Int($0) }, accepts: { $0 >= 1 })
+    /// Where the HTTP endpoints listen: `HOST:PORT` (TCP), `unix:PATH`, or `unix` (the default
+    /// per-process socket only, which the daemon always has).
+    package static let listen = Setting<String>(
+        variable: "STACKSAMPLER_LISTEN", option: "--listen", noun: "a listen address",
+        expected: "HOST:PORT such as 127.0.0.1:6060 or [::1]:6060, unix:PATH, or unix", parser: { $0 },
+        accepts: { !$0.isEmpty })
+    /// The longest profile one HTTP request may ask for, in seconds.
+    package static let maxRequestSeconds = Setting<Int>(
+        variable: "STACKSAMPLER_MAX_REQUEST_SECONDS", option: "--max-request-seconds", noun: "a number of seconds",
+        expected: "a whole number from 1 to 3600", parser: { Int($0) }, accepts: { (1...3600).contains($0) })
+    /// A Pyroscope-compatible back end every window is pushed to (`http://` or `https://`, its
+    /// `/ingest` is appended).
+    package static let push = Setting<String>(
+        variable: "STACKSAMPLER_PUSH", option: "--push", noun: "a back end URL",
+        expected: "an http:// or https:// URL such as http://127.0.0.1:4040", parser: { $0 },
+        accepts: { $0.hasPrefix("http://") || $0.hasPrefix("https://") })
+    /// The application name pushed, with labels: `svc{env=prod,region=eu}`.
+    package static let appName = Setting<String>(
+        variable: "STACKSAMPLER_APP_NAME", option: "--app-name", noun: "an application name",
+        expected: "a name with optional labels such as svc{env=prod,region=eu}", parser: { $0 }, accepts: { !$0.isEmpty })
+    /// The tenant sent as `X-Scope-OrgID` with every push.
+    package static let pushTenant = Setting<String>(
+        variable: "STACKSAMPLER_PUSH_TENANT", option: "--push-tenant", noun: "a tenant id", expected: "a tenant id", parser: { $0 })
+    /// Basic authentication for pushes: `USER:PASSWORD`.
+    package static let pushBasicAuth = Setting<String>(
+        variable: "STACKSAMPLER_PUSH_BASIC_AUTH", option: "--push-basic-auth", noun: "a user and password",
+        expected: "USER:PASSWORD", parser: { $0 }, accepts: { $0.contains(":") })
+    /// A bearer token for pushes.
+    package static let pushToken = Setting<String>(
+        variable: "STACKSAMPLER_PUSH_TOKEN", option: "--push-token", noun: "a token", expected: "a bearer token", parser: { $0 })
+    /// A file holding the push credentials (`USER:PASSWORD` for basic, else a bearer token), read at each push.
+    package static let pushCredentialsFile = Setting<String>(
+        variable: "STACKSAMPLER_PUSH_CREDENTIALS_FILE", option: "--push-credentials-file", noun: "a file",
+        expected: "a path to a file holding USER:PASSWORD or a bearer token", parser: { $0 })
+    /// Windows waiting to be pushed at most; more are dropped and counted.
+    package static let pushQueue = Setting<Int>(
+        variable: "STACKSAMPLER_PUSH_QUEUE", option: "--push-queue", noun: "a queue length",
+        expected: "a whole number from 1 to 1000", parser: { Int($0) }, accepts: { (1...1000).contains($0) })
+
     /// A switch: 1, true or yes; 0, false or no.
     @Sendable private static func switchValue(_ text: String) -> Bool? {
         switch text.lowercased() {
