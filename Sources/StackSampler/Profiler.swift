@@ -39,9 +39,11 @@ public enum Profiler {
     /// counted since the window before becomes a profile (`Profile.window` says which), handed to
     /// `onWindow` on a thread of the profiler's own. Memory stays bounded by one window: the
     /// session keeps no samples once their window is handed over. `stop()` returns the last,
-    /// partial window. Raw recordings and invocations cannot be combined with it.
+    /// partial window. Raw recordings and invocations cannot be combined with it. With no
+    /// `onWindow`, windows are cut and dropped unnamed (no symbolization at all): the session is
+    /// only read by `profileOfNext` (the daemon's endpoints).
     public static func startContinuous(_ configuration: ProfilerConfiguration, window: Duration,
-                                       onWindow: @escaping @Sendable (Profile) -> Void) throws(ProfilerError) {
+                                       onWindow: (@Sendable (Profile) -> Void)?) throws(ProfilerError) {
         guard configuration.recordingPath == nil, configuration.invocations == nil else {
             throw .invalidConfiguration("continuous windows cannot be combined with a raw recording or invocations")
         }
@@ -51,7 +53,7 @@ public enum Profiler {
 
     /// Starts a session, continuous with `windows`; returns its number.
     static func startSession(_ configuration: ProfilerConfiguration,
-                             windows: (nanoseconds: UInt64, onWindow: @Sendable (Profile) -> Void)? = nil) throws(ProfilerError) -> UInt64 {
+                             windows: (nanoseconds: UInt64, onWindow: (@Sendable (Profile) -> Void)?)? = nil) throws(ProfilerError) -> UInt64 {
         let configuration = try configuration.validated()
         return try session.withLock { (current: inout Session?) throws(ProfilerError) -> UInt64 in
             guard current?.isOwn != true else { throw .alreadyRunning }
@@ -81,7 +83,9 @@ public enum Profiler {
             let symbols = SessionSymbols(options: configuration.symbols)
             let sampler: SamplerThread
             let invocations: InvocationRecorder?
-            let builder = windows.map { WindowBuilder(configuration: configuration, symbols: symbols, lengthNanoseconds: $0.nanoseconds, onWindow: $0.onWindow) }
+            let builder = windows.flatMap { windows in
+                windows.onWindow.map { WindowBuilder(configuration: configuration, symbols: symbols, lengthNanoseconds: windows.nanoseconds, onWindow: $0) }
+            }
             do throws(ProfilerError) {
                 let stream = try configuration.recordingPath.map { path throws(ProfilerError) in try RawStreamWriter(path: path) }
                 stream?.begin(configuration: configuration, startNanoseconds: startTime)
@@ -89,7 +93,7 @@ public enum Profiler {
                     try InvocationRecorder(settings: settings, period: configuration.periodNanoseconds, mode: configuration.mode, symbols: symbols)
                 }
                 sampler = SamplerThread(configuration: configuration, consumers: [stream as (any SampleConsumer)?, invocations].compactMap { $0 },
-                                        window: builder.map { builder in (builder.lengthNanoseconds, { builder.deliver($0) }) })
+                                        window: windows.map { windows in (windows.nanoseconds, { builder?.deliver($0) }) })
                 try builder?.start()
                 do throws(ProfilerError) {
                     try sampler.start(at: startTime)
@@ -135,7 +139,7 @@ public enum Profiler {
             return (running, running.sampler.finish(at: end))
         }
         // Windows already handed over are built first; the partial one is this profile.
-        let lastWindow = running.windows?.finish()
+        let lastWindow = running.windows?.finish() ?? running.sampler.windowNanoseconds.map { Profile.Window(index: 0, lengthNanoseconds: $0) }
         var profile = ProfileBuilder.build(counted, configuration: running.sampler.configuration, symbols: running.symbols,
                                            invocations: running.invocations)
         profile.window = lastWindow

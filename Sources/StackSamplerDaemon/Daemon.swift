@@ -28,7 +28,10 @@ package final class Daemon: Sendable {
         files = outputs.isEmpty && summaryPath == nil ? nil
             : WindowFiles(outputs: outputs, summaryPath: summaryPath, options: options, keep: settings.keep)
         guard let window = settings.window else { return }
-        try Profiler.startContinuous(configuration, window: window) { [self] profile in handle(profile) }
+        // No file and no back end: windows are cut unnamed (no symbolization), only requests read the session.
+        var onWindow: (@Sendable (Profile) -> Void)?
+        if files != nil || !sinks.isEmpty { onWindow = { [self] profile in handle(profile) } }
+        try Profiler.startContinuous(configuration, window: window, onWindow: onWindow)
     }
 
     /// The provider of the daemon's HTTP endpoints: spans of the running session, else
@@ -42,7 +45,7 @@ package final class Daemon: Sendable {
 
     /// Ends the continuous session (if this daemon runs one) and writes its last, partial window.
     package func stop() {
-        guard continuous, let profile = try? Profiler.stop() else { return }
+        guard continuous, let profile = try? Profiler.stop(), files != nil || !sinks.isEmpty else { return }
         handle(profile)
     }
 

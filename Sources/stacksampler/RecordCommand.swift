@@ -56,6 +56,12 @@ struct RecordCommand: ParsableCommand {
     @OptionGroup(title: "Invocations and stalls")
     var invocationOptions: InvocationOptions
 
+    @Option(help: "Continuous mode: sampling never stops, and every window of this length (60s, 10s, 500ms) becomes a profile of its own, written as it ends; put %t in -o for a file per window (the window's start, UTC). Each window's summary goes to stderr.")
+    var continuous: String?
+
+    @Option(help: "With --continuous and %t in -o: keep only the newest N window files.")
+    var keep: Int?
+
     @Argument(parsing: .captureForPassthrough, help: "The command to profile, after --.")
     var command: [String] = []
 
@@ -70,6 +76,21 @@ struct RecordCommand: ParsableCommand {
             _ = try SessionSettings.maxDepth.parse(String(maxDepth), from: .commandLine)
         } catch {
             throw ValidationError(error.description)
+        }
+        if let continuous {
+            do {
+                _ = try SessionSettings.continuous.parse(continuous, from: .commandLine)
+                if let keep { _ = try SessionSettings.keep.parse(String(keep), from: .commandLine) }
+            } catch {
+                throw ValidationError(error.description)
+            }
+            if followChildren { throw ValidationError("--continuous profiles one process; it cannot be combined with --follow-children") }
+            let asked = invocationOptions.environment
+            if asked[SessionSettings.invocations.variable] != nil || asked[SessionSettings.stallThreshold.variable] != nil {
+                throw ValidationError("--continuous cannot be combined with invocations or stall reports: a window keeps no samples past its end")
+            }
+        } else if keep != nil {
+            throw ValidationError("--keep goes with --continuous (and %t in the output path)")
         }
         if let path = output.outputs.first(where: { $0.contains(",") }) {
             throw ValidationError("output path '\(path)' contains a comma, which separates outputs in STACKSAMPLER_OUTPUT")
@@ -148,6 +169,16 @@ struct RecordCommand: ParsableCommand {
         if let debugRoot { environment[SessionSettings.debugRoot.variable] = URL(fileURLWithPath: debugRoot).standardizedFileURL.path }
         environment.merge(invocationOptions.environment) { _, option in option }
 
+        if let continuous {
+            // Every window is written by the program's own daemon as it ends: nothing to rebuild here.
+            environment[SessionSettings.continuous.variable] = continuous
+            environment[SessionSettings.keep.variable] = keep.map(String.init)
+            environment[SessionSettings.raw.variable] = nil
+            environment[SessionSettings.summary.variable] = "-"
+            let ending = try ChildProcess.spawn(executable: executable, arguments: arguments, environment: environment).waitForExit()
+            if case .signalled = ending { printError("the program \(ending.description); its last, partial window was not written") }
+            throw ExitCode(ending.shellStatus)
+        }
         let child = try ChildProcess.spawn(executable: executable, arguments: arguments, environment: environment)
         let ending = child.waitForExit()
         let summaryPath = summaryPattern.replacingOccurrences(of: "%p", with: String(child.pid))

@@ -86,6 +86,9 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// Swift concurrency: task groups run `outerRequest` -> `middleStage` -> `leafWork` x3 -> `burn`, then
     /// `outerRequest` -> `otherStage` -> `burn`, `outerRequest` -> `loopStage` -> `step` (awaited in a loop), with
     /// Task.yield, Task.sleep, an actor hop and a @MainActor call.
+    /// Worker threads serving requests through call chains of random depth into `serve_hot` for
+    /// the given seconds; reports its CPU in serve_hot and its own resident size (see its header).
+    case windowService = "window_service"
     case asyncStages = "async_stages"
     /// `asyncStages` sampling itself at 1 ms through the C API (Profiler.start): ROUNDS MODE PROFILE.
     case asyncStagesSelf = "async_stages_self"
@@ -110,7 +113,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .matrix, .swiftSignals: ["swiftc", "-O"]
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
-        case .threads, .deep, .sleepers, .churn, .stall, .execer, .signalRaces: ["gcc", "-O2", "-pthread"]
+        case .threads, .deep, .sleepers, .churn, .stall, .execer, .signalRaces, .windowService: ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
              .perfFds, .denyPerfEvents, .pageFaults: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]

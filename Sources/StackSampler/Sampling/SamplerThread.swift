@@ -33,6 +33,8 @@ final class SamplerThread: @unchecked Sendable {
     /// Continuous mode: the window length in ns, and what each window's counts go to (on the
     /// sampler thread: it must only hand them over). Nil for a session counted whole.
     private let window: (nanoseconds: UInt64, deliver: @Sendable (CountedSpan) -> Void)?
+    /// Continuous mode's window length in ns; nil for a session counted whole.
+    var windowNanoseconds: UInt64? { window?.nanoseconds }
 
     /// A sampler that hands every sample to `consumers` as well as to its own counts; with
     /// `window`, it cuts its counts every `window.nanoseconds` and hands each window to `window.deliver`.
