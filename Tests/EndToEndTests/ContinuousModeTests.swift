@@ -34,8 +34,8 @@ extension EndToEnd {
                 let profile = try FoldedProfile(contentsOf: file)
                 hotSamples += profile.inclusiveCount { $0 == "serve_hot" }
                 let summary = try String(contentsOfFile: file + ".summary", encoding: .utf8)
-                indices.append(try #require(Self.windowIndex(inSummary: summary), summary))
-                #expect(summary.contains("% of one core"), summary)
+                indices.append(try #require(Self.windowIndex(inSummary: summary), "\(summary)"))
+                #expect(summary.contains("% of one core"), "\(summary)")
             }
             #expect(indices == Array(1...files.count), "window indices \(indices): a window was lost or written twice")
             for file in files.dropLast() {
@@ -61,9 +61,9 @@ extension EndToEnd {
             #expect(folded.count == 3 && pprof.count == 3 && summaries.count == 3 && sides.count == 3,
                     "kept \(folded.count) folded, \(pprof.count) pprof, \(summaries.count) summaries, \(sides.count) side files")
             let last = try String(contentsOfFile: try #require(summaries.last), encoding: .utf8)
-            let index = try #require(Self.windowIndex(inSummary: last), last)
+            let index = try #require(Self.windowIndex(inSummary: last), "\(last)")
             #expect(index >= 6, "the newest kept window is window \(index): the oldest were kept instead")
-            #expect(last.contains("wrote "), last)
+            #expect(last.contains("wrote "), "\(last)")
         }
 
         @Test("a 30-second soak at 1 kHz wall keeps the service's resident size flat after the first windows")
@@ -81,7 +81,7 @@ extension EndToEnd {
             let files = try Self.windowFiles(in: directory, prefix: "soak-", suffix: ".folded")
             #expect(files.count == 2, "\(files)")
             let summary = try String(contentsOfFile: try #require(files.last) + ".summary", encoding: .utf8)
-            #expect((try #require(Self.windowIndex(inSummary: summary))) >= 25, summary)
+            #expect((try #require(Self.windowIndex(inSummary: summary))) >= 25, "\(summary)")
         }
     }
 }

@@ -4,8 +4,8 @@
  * `serve_hot`, so that windows see many distinct stacks. Each worker measures the CPU time it
  * spends in serve_hot. The main thread watches its own resident size.
  *
- * Prints: hot_cpu_us=N (all workers), rss_kb_start=N (after WARMUP seconds, when the first
- * windows are written), rss_kb_max=N (largest after that), rss_kb_end=N.
+ * Prints: hot_cpu_us N (all workers), rss_kb_start N (after WARMUP seconds, when the first
+ * windows are written), rss_kb_max N (largest after that), rss_kb_end N.
  * Usage: window_service SECONDS THREADS [WARMUP]
  */
 #define _GNU_SOURCE
@@ -107,7 +107,7 @@ int main(int argc, char **argv) {
         if (kb > rss_max) rss_max = kb;
     }
     for (int i = 0; i < count; i++) pthread_join(threads[i], NULL);
-    printf("hot_cpu_us=%llu\nrss_kb_start=%ld\nrss_kb_max=%ld\nrss_kb_end=%ld\n",
+    printf("hot_cpu_us %llu\nrss_kb_start %ld\nrss_kb_max %ld\nrss_kb_end %ld\n",
            (unsigned long long)(atomic_load(&hot_cpu_ns) / 1000), rss_start, rss_max, resident_kb());
     return 0;
 }

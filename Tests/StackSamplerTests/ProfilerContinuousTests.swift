@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import CEngine
 @testable import StackSampler
 
 /// Continuous sessions and request spans through the Swift API, in the test process itself: part
@@ -12,35 +13,45 @@ extension ProfilerAPITests {
             .reduce(0) { $0 + $1.count }
     }
 
-    @Test("a continuous session hands over consecutive whole windows, and stop() returns the partial last one")
+    @Test("a continuous session hands over windows that abut, counts any it had to drop, and stop() returns the partial last one")
     func continuousWindows() throws {
         let windows = Mutex<[Profile]>([])
         var configuration = ProfilerConfiguration(period: .milliseconds(5), mode: .cpu)
         configuration.engine = .timer
-        try Profiler.startContinuous(configuration, window: .milliseconds(200)) { profile in
+        try Profiler.startContinuous(configuration, window: .milliseconds(300)) { profile in
             windows.withLock { $0.append(profile) }
         }
         #expect(throws: ProfilerError.alreadyRunning) { try Profiler.start(period: .milliseconds(10)) }
         let started = Date()
-        _ = burnInProfilerAPITest(seconds: 1.0)
+        _ = burnInProfilerAPITest(seconds: 2.0)
         let elapsed = Date().timeIntervalSince(started)
         let last = try Profiler.stop()
-        let handed = windows.withLock { $0 }
-        let all = handed + [last]
-        #expect(all.map { $0.window?.index } == Array(1...all.count).map { Optional($0) }, "window indices \(all.map { $0.window?.index })")
-        // 200 ms windows over `elapsed` seconds: the sampler cuts at its first wake after each end.
-        #expect(Double(handed.count) >= elapsed / 0.2 - 2, "\(handed.count) windows in \(elapsed) s")
+        let all = windows.withLock { $0 } + [last]
+        let indices = all.compactMap { $0.window?.index }
+        #expect(indices.count == all.count && indices.first == 1, "\(indices)")
+        // The window thread names windows one at a time; while it is slow (the test process's
+        // first window names a debug build's every module), at most two wait and older ones are
+        // dropped: each profile says how many went before it.
         for (earlier, later) in zip(all, all.dropFirst()) {
+            let skipped = later.window!.index - earlier.window!.index - 1
+            #expect(skipped >= 0 && later.window!.droppedWindows == skipped, "windows \(indices), dropped \(all.map { $0.window!.droppedWindows })")
+            guard skipped == 0 else { continue }
             let gap = Int64(later.realtimeStartNanoseconds) - Int64(earlier.realtimeStartNanoseconds + earlier.durationNanoseconds)
             #expect(abs(gap) < 2_000_000, "windows \(earlier.window!.index) and \(later.window!.index) are \(gap) ns apart: they must abut")
         }
-        for window in handed {
-            #expect(window.durationNanoseconds >= 200_000_000 && window.durationNanoseconds < 450_000_000, "\(window.durationNanoseconds)")
+        // Windows end at the sampler's first wake after each 300 ms mark (cpu mode wakes every 5 to 100 ms).
+        #expect(Double(last.window!.index) >= elapsed / 0.3 - 1 && Double(last.window!.index) <= elapsed / 0.3 + 2,
+                "\(last.window!.index) windows in \(elapsed) s")
+        let burner = ss_current_tid()
+        for window in all {
             #expect(window.threads.reduce(0) { $0 + $1.samples } == Self.total(window), "window \(window.window!.index): thread totals differ")
+            // Per CPU-second of the burning thread in the window (the machine may be busy): 5 ms
+            // periods, timers firing at 4 ms ticks, so from about 100 up to 250.
+            let cpu = Double(window.threads.first { $0.id == burner }?.cpuNanoseconds ?? 0) / 1e9
+            guard cpu >= 0.1 else { continue }
+            let rate = Double(Self.burnSamples(window)) / cpu
+            #expect(rate >= 80 && rate <= 270, "window \(window.window!.index): \(rate) burn samples per CPU-second")
         }
-        let burn = all.reduce(0) { $0 + Self.burnSamples($1) }
-        // 1 s of CPU at 5 ms; timers fire at scheduler ticks (4 ms), so 200 is the most expected.
-        #expect(burn >= 120 && burn <= 230, "burn samples over all windows: \(burn)")
         #expect(!Profiler.isRunning)
     }
 
@@ -55,7 +66,7 @@ extension ProfilerAPITests {
         let requester = Thread {
             ProfilerThreads.enter()
             defer { ProfilerThreads.leave() }
-            requesterTID.store(Int32(gettid()), ordering: .relaxed)
+            requesterTID.store(ss_current_tid(), ordering: .relaxed)
             span.withLock { $0 = Result { () throws(ProfilerError) in try Profiler.profileOfNext(.milliseconds(400)) } }
         }
         requester.start()
