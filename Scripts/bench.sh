@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Benchmarks StackSampler against its budgets (DESIGN.md, "Budgets") and against gperftools'
 # CPU profiler and perf, on bundled fixed-work workloads (Scripts/bench/), and writes
-# BENCHMARKS.md. Takes about 10-15 minutes on the 2-core machine.
+# BENCHMARKS.md. Takes about 25 minutes on the 2-core machine (12 of them the daemon's soak).
 #
 #   Scripts/bench.sh [--quick] [--rounds N] [--seconds S] [--output FILE]
 #
-# --quick: 3 rounds of 0.5 s runs, 1 attribution run, 60 start-up runs (a smoke test of the
-#          script, not figures to publish).
+# --quick: 3 rounds of 0.5 s runs, 1 attribution run, 60 start-up runs, a 130 s daemon soak
+#          (a smoke test of the script, not figures to publish).
 # Environment: BENCH_SCRATCH (swift build scratch path, default .build-bench),
 #              BENCH_WORK (scratch directory for binaries and results, default out/bench).
 # --max-wait S: seconds the slowdown phase may wait in all, before its rounds, for other
@@ -23,10 +23,11 @@ repeats=3
 startup_runs=300
 max_wait=240
 deadlock_runs=300
+daemon_seconds=600
 output=BENCHMARKS.md
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) rounds=3; seconds=0.5; repeats=1; startup_runs=60; attribution_seconds=2; max_wait=0; deadlock_runs=5; shift ;;
+    --quick) rounds=3; seconds=0.5; repeats=1; startup_runs=60; attribution_seconds=2; max_wait=0; deadlock_runs=5; daemon_seconds=130; shift ;;
     --max-wait) max_wait="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --seconds) seconds="$2"; shift 2 ;;
@@ -116,5 +117,7 @@ step "sampler thread CPU per sample, many distinct stacks at 1 kHz"
 Scripts/bench-sampler.sh "$repeats" "$attribution_seconds" | tee "$work/sampler.txt" >&2
 step "loader lock: loader_churn under 1 kHz sampling, $deadlock_runs runs per mode"
 Scripts/check-deadlock.sh "$deadlock_runs" | tee "$work/deadlock.txt" >&2
+step "the daemon: continuous 60 s windows for $daemon_seconds s (cpu 100 Hz) and 120 s (wall 1 kHz)"
+STACKSAMPLER_BUILD_DIR="$PWD/$scratch/release" Scripts/bench-daemon.sh "$daemon_seconds" 120 | tee "$work/daemon.txt" >&2
 "${helper[@]}" report --output "$output"
 step "done: $output"

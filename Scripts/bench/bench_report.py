@@ -248,6 +248,21 @@ def cmd_report(args):
             for line in f.read().splitlines():
                 w(f"- {line}")
         w("")
+    daemon = os.path.join(args.work, "daemon.txt")
+    if os.path.exists(daemon):
+        w("## The daemon: continuous windows over a long run")
+        w("")
+        w("`Scripts/bench-daemon.sh` runs Tests/Programs/window_service.c (4 threads serving requests through call "
+          "chains of random depth) under the preload library in continuous mode: 60 s windows written as rotating "
+          "pprof files (3 kept), the default socket served, one request taken half-way. Cost per window is the "
+          "profiler's own measurement written into each window's profile (sampler thread, handlers, naming, the "
+          "daemon's work on the window before, as a share of one core; budget ≤ 1 % at 100 Hz cpu); resident size is "
+          "the service's own reading of /proc/self/status (budget: flat within 2 MB after the first window).")
+        w("")
+        with open(daemon) as f:
+            for line in f.read().splitlines():
+                w(f"- {line}")
+        w("")
     w("## Commands")
     w("")
     w("```")
