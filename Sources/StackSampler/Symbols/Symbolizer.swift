@@ -26,10 +26,14 @@ final class Symbolizer {
 
     /// Looks addresses up in `modules` from now on (mappings read again: a module loaded or
     /// unloaded since). Names found so far are forgotten; each file's tables stay loaded.
+    /// Tables of modules no longer mapped are released, so a long-lived session that loads and
+    /// unloads plugins holds the tables of what is mapped now, not of everything ever mapped.
     func remap(_ modules: ModuleMap) {
         moduleMap = modules
         cache.removeAll(keepingCapacity: true)
         functionStarts.removeAll(keepingCapacity: true)
+        let mapped = Set(modules.modules.map(\.path))
+        images = images.filter { mapped.contains($0.key) }
     }
 
     /// Bytes held by the symbol and function tables of the modules loaded so far.
