@@ -46,6 +46,23 @@ extension EndToEnd {
                     "serve_hot: \(hotSamples) samples over all windows, the service measured \(measured) periods of CPU there")
         }
 
+        @Test("a Swift program in continuous mode: every whole window names its hot Swift method")
+        func swiftServiceWindows() throws {
+            let directory = try ScratchDirectory.make("continuous-swift")
+            let run = try ChildProcess.run(try TestProgram.matrix.executable(), ["2.5"], environment: [
+                "LD_PRELOAD": try BuildProducts.preloadLibrary(), "STACKSAMPLER_CONTINUOUS": "500ms", "STACKSAMPLER_MODE": "wall",
+                "STACKSAMPLER_OUTPUT": directory + "/swift-%t.folded",
+            ], in: directory)
+            #expect(run.termination == .exited(0), "\(run)")
+            let files = try Self.windowFiles(in: directory, prefix: "swift-", suffix: ".folded")
+            #expect(files.count >= 4, "\(files)")
+            for file in files.dropLast() {
+                let profile = try FoldedProfile(contentsOf: file)
+                let share = profile.inclusiveShare { $0.contains("Matrix.multiply(") }
+                #expect(share > 0.5, "\(file): Matrix.multiply( in \(share) of the window's samples")
+            }
+        }
+
         @Test("STACKSAMPLER_KEEP keeps exactly the newest N window files, and the oldest are removed")
         func rotationKeepsN() throws {
             let directory = try ScratchDirectory.make("continuous-keep")
