@@ -3,6 +3,8 @@ import Synchronization
 
 /// A workload from Tests/Programs, compiled on first use and cached for the rest of the run.
 enum TestProgram: String, CaseIterable, Sendable {
+    /// A service for the daemon: CPU in `service_hot` (80 %) and `service_cold` for argv[1] seconds.
+    case service
     /// Single-threaded; CPU in `work_fifty` / `work_thirty` / `work_twenty`, 50/30/20, self-measured.
     case split
     /// Eight threads named `worker-N`, each spinning in `worker_N`.
@@ -111,7 +113,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .threads, .deep, .sleepers, .churn, .stall, .execer, .signalRaces: ["gcc", "-O2", "-pthread"]
-        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
+        case .split, .service, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
              .perfFds, .denyPerfEvents, .pageFaults: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
