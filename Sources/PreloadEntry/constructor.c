@@ -1,6 +1,6 @@
 /*
  * Runs before main in every process the library is preloaded into. Without STACKSAMPLER_OUTPUT
- * it does nothing more, so an idle process carries only this small C library: no Swift runtime,
+ * or a daemon setting it does nothing more, so an idle process carries only this small C library: no Swift runtime,
  * no symbol libraries. With it, it loads the Swift part, which starts sampling at once (start-up
  * is profiled too) and writes the profile at exit.
  */
@@ -15,9 +15,22 @@
 static const char output_variable[] = "STACKSAMPLER_OUTPUT";
 static const char owner_variable[] = "STACKSAMPLER_OWNER_PID";
 
-/* Whether this process writes the outputs. A program started by the profiled one inherits the
- * environment; without %p in the paths it would overwrite the parent's profile, so it stays idle
- * and says so. The owner marks itself in the environment its descendants inherit. */
+/* The daemon's settings: any of them makes the process run the daemon (continuous windows,
+ * the HTTP endpoints, pushes), with or without STACKSAMPLER_OUTPUT. */
+static const char *const daemon_variables[] = {"STACKSAMPLER_CONTINUOUS", "STACKSAMPLER_LISTEN", "STACKSAMPLER_PUSH"};
+
+static const char *first_daemon_variable(void) {
+    for (size_t i = 0; i < sizeof daemon_variables / sizeof *daemon_variables; i++) {
+        const char *value = getenv(daemon_variables[i]);
+        if (value && *value) return daemon_variables[i];
+    }
+    return NULL;
+}
+
+/* Whether this process profiles. A program started by the profiled one inherits the
+ * environment; without %p in the output paths it would overwrite the parent's profile (or run a
+ * second daemon on the parent's address and back end), so it stays idle and says so. The owner
+ * marks itself in the environment its descendants inherit. */
 static int owns_output(const char *output) {
     if (strstr(output, "%p")) return 1;
     char pid[24];
@@ -25,8 +38,14 @@ static int owns_output(const char *output) {
     const char *owner = getenv(owner_variable);
     if (owner && strcmp(owner, pid) != 0) {
         char message[160];
-        snprintf(message, sizeof message, "process %s is a descendant of profiled process %s and %s", pid, owner, output_variable);
-        ss_report(message, " has no %p; not profiling it", " (put %p in the path to profile every process)");
+        if (*output) {
+            snprintf(message, sizeof message, "process %s is a descendant of profiled process %s and %s", pid, owner, output_variable);
+            ss_report(message, " has no %p; not profiling it", " (put %p in the path to profile every process)");
+        } else {
+            snprintf(message, sizeof message, "process %s is a descendant of profiled process %s, which runs the daemon (%s)", pid, owner,
+                     first_daemon_variable());
+            ss_report(message, "; not profiling it", " (with %p in STACKSAMPLER_OUTPUT every process runs its own)");
+        }
         return 0;
     }
     setenv(owner_variable, pid, 1);
@@ -35,7 +54,8 @@ static int owns_output(const char *output) {
 
 __attribute__((constructor)) static void stacksampler_preload_constructor(void) {
     const char *output = getenv(output_variable);
-    if (!output || !*output || ss_secure_execution() || !owns_output(output)) return;
+    if (!output) output = "";
+    if ((!*output && !first_daemon_variable()) || ss_secure_execution() || !owns_output(output)) return;
     const ss_swift_part *part = ss_swift_part_load();
     if (part) part->preload_main();
 }

@@ -26,20 +26,30 @@ extension Profile {
         /// Samples of Swift jobs that kept the machine stack.
         public var fellBack: Int { contextUnknown + unreadable + outsideCode + cycles + tooDeep }
 
-        /// The engine's counts now, less `start` (the engine counts for the life of the process).
-        static func engine(since start: AsyncStacks = AsyncStacks()) -> AsyncStacks {
+        /// The engine's counts now (it counts for the life of the process: a span's are the
+        /// difference of two, `since`).
+        static func engine() -> AsyncStacks {
             var counts = [UInt64](repeating: 0, count: Int(SS_ASYNC_OUTCOMES))
             ss_async_statistics(&counts)
             func count(_ outcome: Int32) -> Int { Int(counts[Int(outcome)]) }
             var version: Int64 = -1
             let status = ss_async_runtime_status(&version)
-            return AsyncStacks(recorded: count(Int32(SS_ASYNC_COMPLETE)) - start.recorded,
-                               contextUnknown: count(Int32(SS_ASYNC_NO_CONTEXT)) - start.contextUnknown,
-                               unreadable: count(Int32(SS_ASYNC_UNREADABLE)) - start.unreadable,
-                               outsideCode: count(Int32(SS_ASYNC_NOT_CODE)) - start.outsideCode,
-                               cycles: count(Int32(SS_ASYNC_CYCLE)) - start.cycles,
-                               tooDeep: count(Int32(SS_ASYNC_TOO_DEEP)) - start.tooDeep,
+            return AsyncStacks(recorded: count(Int32(SS_ASYNC_COMPLETE)), contextUnknown: count(Int32(SS_ASYNC_NO_CONTEXT)),
+                               unreadable: count(Int32(SS_ASYNC_UNREADABLE)), outsideCode: count(Int32(SS_ASYNC_NOT_CODE)),
+                               cycles: count(Int32(SS_ASYNC_CYCLE)), tooDeep: count(Int32(SS_ASYNC_TOO_DEEP)),
                                runtimeUnsupported: status == Int32(SS_ASYNC_RUNTIME_UNSUPPORTED), layoutVersion: version)
+        }
+
+        /// These counts less `start`'s, the runtime's status as these say.
+        func since(_ start: AsyncStacks) -> AsyncStacks {
+            var span = self
+            span.recorded -= start.recorded
+            span.contextUnknown -= start.contextUnknown
+            span.unreadable -= start.unreadable
+            span.outsideCode -= start.outsideCode
+            span.cycles -= start.cycles
+            span.tooDeep -= start.tooDeep
+            return span
         }
 
         /// The summary's line on async stacks, or nil when no sample was a Swift job and the runtime is not refused.

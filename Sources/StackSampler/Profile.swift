@@ -74,12 +74,45 @@ public struct Profile: Sendable {
         /// Median and 99th percentile of the handler's time per sample, in ns (100 ns resolution).
         public var handlerMedianNanoseconds: UInt64 = 0
         public var handlerP99Nanoseconds: UInt64 = 0
+        /// The handlers' time in all, in ns (each sample at the middle of its 100 ns bucket).
+        public var handlerTotalNanoseconds: UInt64 = 0
         /// CPU time of the sampler thread, in ns.
         public var samplerCPUNanoseconds: UInt64 = 0
         /// Time spent naming addresses when the profile was built, in ns.
         public var symbolizationNanoseconds: UInt64 = 0
         /// Bytes of symbol and function tables the symbolizer loaded for naming addresses.
         public var symbolTableBytes = 0
+    }
+
+    /// Continuous mode: which window of the session this profile is, and what the daemon has to
+    /// say of the windows before it.
+    public struct Window: Sendable, Hashable {
+        /// 1 for the session's first window.
+        public var index: Int
+        /// The configured window length, in ns (a window ends at the sampler's first wake after it).
+        public var lengthNanoseconds: UInt64
+        /// Windows whose profile was not built because the ones before were still being built.
+        public var droppedWindows = 0
+        /// CPU the daemon spent on the window before this one (naming, rendering, writing, pushing), in ns.
+        public var previousDaemonNanoseconds: UInt64 = 0
+        /// What the daemon reports besides: pushes sent, retried and dropped since the window before.
+        public var reports: [String] = []
+
+        /// A window's description with nothing to report yet.
+        public init(index: Int, lengthNanoseconds: UInt64) {
+            self.index = index
+            self.lengthNanoseconds = lengthNanoseconds
+        }
+    }
+
+    /// Set for the profile of one window of a continuous session.
+    public var window: Window?
+
+    /// The profiler's own CPU time in this profile's span, in ns: sampler thread, handlers, naming
+    /// this profile, and (continuous mode) the daemon's work on the window before.
+    public var profilerCPUNanoseconds: UInt64 {
+        overhead.samplerCPUNanoseconds + overhead.handlerTotalNanoseconds + overhead.symbolizationNanoseconds
+            + (window?.previousDaemonNanoseconds ?? 0)
     }
 
     /// The profiled process: its pid and name (`/proc/self/comm`).

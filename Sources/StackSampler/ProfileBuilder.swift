@@ -54,46 +54,48 @@ enum ProfileBuilder {
         return (profile, naming)
     }
 
-    /// The profile of a session: what `sampler` counted (and `invocations` tracked), named now, ended (or snapshotted) at
-    /// `endNanoseconds`. A snapshot (`isFinished` false) has no invocations (still open) and no
-    /// sampler CPU time (still running).
-    static func build(from aggregator: StackAggregator, losses: Profile.Losses, sampler: SamplerThread, symbols: SessionSymbols,
-                      invocations recorder: InvocationRecorder? = nil, endNanoseconds: UInt64, isFinished: Bool = true) -> Profile {
+    /// The profile of `span` of a session (the whole session, a continuous window, a request's
+    /// span, or a snapshot): named now through `symbols`. Only a finished session's profile has
+    /// invocations (`recorder`: they are still open otherwise).
+    static func build(_ span: CountedSpan, configuration: ProfilerConfiguration, symbols: SessionSymbols,
+                      invocations recorder: InvocationRecorder? = nil) -> Profile {
+        let counts = span.counts
         let counted = Counted(
-            configuration: sampler.configuration, startNanoseconds: sampler.startTime, durationNanoseconds: endNanoseconds &- sampler.startTime,
+            configuration: configuration, startNanoseconds: span.startNanoseconds,
+            durationNanoseconds: span.endNanoseconds &- span.startNanoseconds,
             signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0, processID: getpid(),
             processName: FileIO.readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? "",
-            stacks: aggregator.counts.map { key, count in
+            stacks: counts.counts.map { key, count in
                 Profile.Stack(thread: key.thread, addresses: key.frames.reversed(), count: count, isTruncated: key.truncated)
             },
-            threads: aggregator.threads.map { record in
+            threads: counts.threads.map { record in
                 Profile.Thread(id: record.tid, name: record.name, samples: record.samples,
                                cpuNanoseconds: record.cpuNanoseconds,
-                               observedNanoseconds: record.lastSeen &- max(record.firstSeen, sampler.startTime),
+                               observedNanoseconds: record.lastSeen &- max(record.firstSeen, span.startNanoseconds),
                                blocksSignal: record.blocksSignal, takenSamples: record.taken)
             },
-            losses: losses)
+            losses: span.losses)
         let symbolizationStart = ss_now_ns()
         var (profile, invocations, profilerModules, tableBytes) = symbols.withCurrentMappings { symbolizer in
             let (profile, naming) = named(counted, with: symbolizer)
-            let invocations = (isFinished ? recorder : nil).map { recorder in
+            let invocations = recorder.map { recorder in
                 Profile.Invocation.named(recorder.tracker.records, hidden: naming.hidden, name: naming.name(of:))
             } ?? []
             return (profile, invocations, ProfilerModules.paths(in: symbolizer.moduleMap), symbolizer.tableBytes)
         }
         profile.overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart
         profile.overhead.symbolTableBytes = tableBytes
-        let timing = HandlerTiming.snapshot().since(sampler.handlerTimingAtStart)
-        profile.overhead.handlerMedianNanoseconds = timing.percentile(0.5)
-        profile.overhead.handlerP99Nanoseconds = timing.percentile(0.99)
-        profile.overhead.samplerCPUNanoseconds = isFinished ? sampler.ownCPUNanoseconds : 0
-        profile.asyncStacks = Profile.AsyncStacks.engine(since: sampler.asyncStacksAtStart)
+        profile.overhead.handlerMedianNanoseconds = span.handlerTiming.percentile(0.5)
+        profile.overhead.handlerP99Nanoseconds = span.handlerTiming.percentile(0.99)
+        profile.overhead.handlerTotalNanoseconds = span.handlerTiming.totalNanoseconds
+        profile.overhead.samplerCPUNanoseconds = span.samplerCPUNanoseconds
+        profile.asyncStacks = span.asyncStacks
         profile.profilerModules = profilerModules
         profile.engine = String(cString: ss_engine_description())
-        profile.realtimeStartNanoseconds = realtimeNanoseconds(atMonotonic: sampler.startTime)
+        profile.realtimeStartNanoseconds = realtimeNanoseconds(atMonotonic: span.startNanoseconds)
         profile.command = commandLine()
         profile.invocations = invocations
-        profile.invocationCounts = (isFinished ? recorder?.tracker.counts : nil) ?? Profile.InvocationCounts()
+        profile.invocationCounts = recorder?.tracker.counts ?? Profile.InvocationCounts()
         return profile
     }
 

@@ -18,20 +18,16 @@ extension Profiler {
         completion: @escaping @Sendable (Result<Profile, ProfilerError>) -> Void
     ) throws(ProfilerError) {
         guard duration > .zero else { throw .invalidConfiguration("a capture's duration must be positive") }
-        let (sampler, number) = try startSession(configuration)
+        let number = try startSession(configuration)
         let components = duration.components
         let deadline = ss_now_ns() &+ UInt64(components.seconds) &* 1_000_000_000 &+ UInt64(components.attoseconds / 1_000_000_000)
-        let capture = PendingCapture(sampler: sampler, number: number, deadline: deadline, completion: completion)
-        let context = Unmanaged.passRetained(capture).toOpaque()
-        var handle = pthread_t()
-        let status = ss_spawn_unsampled_thread(&handle, { context in
-            Unmanaged<PendingCapture>.fromOpaque(context!).takeRetainedValue().run()
-            return nil
-        }, context)
-        guard status == 0 else {
-            Unmanaged<PendingCapture>.fromOpaque(context).release()
+        let capture = PendingCapture(number: number, deadline: deadline, completion: completion)
+        let handle: pthread_t
+        do {
+            handle = try ProfilerThreads.spawn { capture.run() }
+        } catch {
             _ = try? stopSession(number: number)
-            throw .invalidConfiguration("cannot start the capture's thread: \(String(cString: strerror(status)))")
+            throw error
         }
         pthread_detach(handle)
     }
@@ -39,15 +35,12 @@ extension Profiler {
 
 /// A capture waiting for its deadline on its own thread.
 private final class PendingCapture: Sendable {
-    let sampler: SamplerThread
     let number: UInt64
     /// CLOCK_MONOTONIC time to stop at, in ns.
     let deadline: UInt64
     let completion: @Sendable (Result<Profile, ProfilerError>) -> Void
 
-    init(sampler: SamplerThread, number: UInt64, deadline: UInt64,
-         completion: @escaping @Sendable (Result<Profile, ProfilerError>) -> Void) {
-        self.sampler = sampler
+    init(number: UInt64, deadline: UInt64, completion: @escaping @Sendable (Result<Profile, ProfilerError>) -> Void) {
         self.number = number
         self.deadline = deadline
         self.completion = completion
@@ -55,9 +48,7 @@ private final class PendingCapture: Sendable {
 
     /// Sleeps until the deadline, stops the session (if still this one) and hands over the profile.
     func run() {
-        sampler.excludeCurrentThread()
-        var wake = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, nil) == EINTR {}
+        sleepUntil(monotonicNanoseconds: deadline)
         do throws(ProfilerError) {
             completion(.success(try Profiler.stopSession(number: number)))
         } catch {

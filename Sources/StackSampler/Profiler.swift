@@ -16,6 +16,8 @@ public enum Profiler {
         var ownerPID: pid_t
         /// Tells this session from later ones, so that a `capture` ends only its own.
         var number: UInt64
+        /// Continuous mode: builds each window's profile on a thread of its own.
+        var windows: WindowBuilder?
         var isOwn: Bool { ownerPID == getpid() }
     }
 
@@ -33,10 +35,25 @@ public enum Profiler {
         _ = try startSession(configuration)
     }
 
-    /// Starts a session; returns its sampler and number.
-    static func startSession(_ configuration: ProfilerConfiguration) throws(ProfilerError) -> (SamplerThread, UInt64) {
+    /// Starts a continuous session: sampling goes on until `stop()`, and every `window` what was
+    /// counted since the window before becomes a profile (`Profile.window` says which), handed to
+    /// `onWindow` on a thread of the profiler's own. Memory stays bounded by one window: the
+    /// session keeps no samples once their window is handed over. `stop()` returns the last,
+    /// partial window. Raw recordings and invocations cannot be combined with it.
+    public static func startContinuous(_ configuration: ProfilerConfiguration, window: Duration,
+                                       onWindow: @escaping @Sendable (Profile) -> Void) throws(ProfilerError) {
+        guard configuration.recordingPath == nil, configuration.invocations == nil else {
+            throw .invalidConfiguration("continuous windows cannot be combined with a raw recording or invocations")
+        }
+        guard window >= .milliseconds(100) else { throw .invalidConfiguration("a window must last at least 100ms") }
+        _ = try startSession(configuration, windows: (window.wholeNanoseconds, onWindow))
+    }
+
+    /// Starts a session, continuous with `windows`; returns its number.
+    static func startSession(_ configuration: ProfilerConfiguration,
+                             windows: (nanoseconds: UInt64, onWindow: @Sendable (Profile) -> Void)? = nil) throws(ProfilerError) -> UInt64 {
         let configuration = try configuration.validated()
-        return try session.withLock { (current: inout Session?) throws(ProfilerError) -> (SamplerThread, UInt64) in
+        return try session.withLock { (current: inout Session?) throws(ProfilerError) -> UInt64 in
             guard current?.isOwn != true else { throw .alreadyRunning }
             var engine = ss_config(mode: configuration.mode == .cpu ? SS_MODE_CPU : SS_MODE_WALL,
                                    period_ns: configuration.periodNanoseconds,
@@ -64,22 +81,30 @@ public enum Profiler {
             let symbols = SessionSymbols(options: configuration.symbols)
             let sampler: SamplerThread
             let invocations: InvocationRecorder?
+            let builder = windows.map { WindowBuilder(configuration: configuration, symbols: symbols, lengthNanoseconds: $0.nanoseconds, onWindow: $0.onWindow) }
             do throws(ProfilerError) {
                 let stream = try configuration.recordingPath.map { path throws(ProfilerError) in try RawStreamWriter(path: path) }
                 stream?.begin(configuration: configuration, startNanoseconds: startTime)
                 invocations = try configuration.invocations.map { settings throws(ProfilerError) in
                     try InvocationRecorder(settings: settings, period: configuration.periodNanoseconds, mode: configuration.mode, symbols: symbols)
                 }
-                sampler = SamplerThread(configuration: configuration, consumers: [stream as (any SampleConsumer)?, invocations].compactMap { $0 })
-                try sampler.start(at: startTime)
+                sampler = SamplerThread(configuration: configuration, consumers: [stream as (any SampleConsumer)?, invocations].compactMap { $0 },
+                                        window: builder.map { builder in (builder.lengthNanoseconds, { builder.deliver($0) }) })
+                try builder?.start()
+                do throws(ProfilerError) {
+                    try sampler.start(at: startTime)
+                } catch {
+                    _ = builder?.finish()
+                    throw error
+                }
             } catch {
                 ss_engine_stop()
                 throw error
             }
             let number = sessionsStarted.add(1, ordering: .relaxed).newValue
-            current = Session(sampler: sampler, invocations: invocations, symbols: symbols, ownerPID: getpid(), number: number)
+            current = Session(sampler: sampler, invocations: invocations, symbols: symbols, ownerPID: getpid(), number: number, windows: builder)
             ExecDuringSession.register(configuration)
-            return (sampler, number)
+            return number
         }
     }
 
@@ -99,7 +124,7 @@ public enum Profiler {
         defer { ss_thread_set_excluded(wasExcluded) }
         // The session stays locked until its sampler has drained the engine's buffer for the
         // last time: a `start` meanwhile would give the buffer a second reader.
-        let (running, counted) = try session.withLock { (current: inout Session?) throws(ProfilerError) -> (Session, StackAggregator) in
+        let (running, counted) = try session.withLock { (current: inout Session?) throws(ProfilerError) -> (Session, CountedSpan) in
             guard let running = current else { throw .notRunning }
             guard running.isOwn else {
                 current = nil // a parent's session, inherited through fork(): discarded
@@ -107,10 +132,13 @@ public enum Profiler {
             }
             guard number == nil || running.number == number else { throw .notRunning }
             current = nil
-            return (running, running.sampler.finish())
+            return (running, running.sampler.finish(at: end))
         }
-        let profile = ProfileBuilder.build(from: counted, losses: running.sampler.losses(counted), sampler: running.sampler,
-                                           symbols: running.symbols, invocations: running.invocations, endNanoseconds: end)
+        // Windows already handed over are built first; the partial one is this profile.
+        let lastWindow = running.windows?.finish()
+        var profile = ProfileBuilder.build(counted, configuration: running.sampler.configuration, symbols: running.symbols,
+                                           invocations: running.invocations)
+        profile.window = lastWindow
         // Naming read whole symbol tables, freed by now; malloc would keep their pages, and a
         // service that profiles every few seconds would see its resident size creep up.
         ss_release_free_memory()
@@ -122,12 +150,43 @@ public enum Profiler {
     /// Throws `.notRunning` without a session.
     public static func snapshot() throws(ProfilerError) -> Profile {
         let end = ss_now_ns()
-        let (running, counted, losses) = try session.withLock { (current: inout Session?) throws(ProfilerError) in
+        let (running, counted) = try session.withLock { (current: inout Session?) throws(ProfilerError) in
             guard let running = current, running.isOwn else { throw ProfilerError.notRunning }
-            let (counted, losses) = running.sampler.snapshot()
-            return (running, counted, losses)
+            return (running, running.sampler.snapshot(at: end))
         }
-        return ProfileBuilder.build(from: counted, losses: losses, sampler: running.sampler, symbols: running.symbols,
-                                    endNanoseconds: end, isFinished: false)
+        return ProfileBuilder.build(counted, configuration: running.sampler.configuration, symbols: running.symbols)
+    }
+
+    /// The profile of the next `duration` of the running session, taken beside it: the session's
+    /// own counts and windows go on undisturbed. Blocks the calling thread for `duration`; call
+    /// it on a thread of the profiler's own (`ProfilerThreads.enter()`). Throws `.notRunning`
+    /// without a session, or if the session ends first.
+    package static func profileOfNext(_ duration: Duration) throws(ProfilerError) -> Profile {
+        let (running, span) = try session.withLock { (current: inout Session?) throws(ProfilerError) in
+            guard let running = current, running.isOwn else { throw ProfilerError.notRunning }
+            return (running, running.sampler.beginSpan(at: ss_now_ns()))
+        }
+        let deadline = span.startNanoseconds &+ duration.wholeNanoseconds
+        sleepUntil(monotonicNanoseconds: deadline)
+        let counted = try session.withLock { (current: inout Session?) throws(ProfilerError) in
+            guard let current, current.number == running.number, current.isOwn else { throw ProfilerError.notRunning }
+            return running.sampler.endSpan(span, at: ss_now_ns())
+        }
+        return ProfileBuilder.build(counted, configuration: running.sampler.configuration, symbols: running.symbols)
+    }
+
+    /// A session of `duration` with `configuration`, started now and stopped at its end: the
+    /// profile of a request in a process that is not sampling. Blocks the calling thread; throws
+    /// `.alreadyRunning` if a session runs (take `profileOfNext` then).
+    package static func profileOnDemand(for duration: Duration, _ configuration: ProfilerConfiguration) throws(ProfilerError) -> Profile {
+        let number = try startSession(configuration)
+        let deadline = ss_now_ns() &+ duration.wholeNanoseconds
+        sleepUntil(monotonicNanoseconds: deadline)
+        return try stopSession(number: number)
+    }
+
+    /// The running session's settings, or nil without one.
+    public static var runningConfiguration: ProfilerConfiguration? {
+        session.withLock { $0?.isOwn == true ? $0?.sampler.configuration : nil }
     }
 }

@@ -1,6 +1,7 @@
 import CEngine
 import Glibc
 import StackSampler
+import StackSamplerDaemon
 import Synchronization
 
 /// The running preload session: what to write at exit, and which process owns it
@@ -8,11 +9,18 @@ import Synchronization
 private struct PreloadSession: Sendable {
     var settings: PreloadSettings
     var ownerPID: pid_t
+    /// The daemon, when a daemon setting is given: it runs the session (continuous) or serves
+    /// beside it.
+    var daemon: Daemon?
 
-    init(settings: PreloadSettings) {
+    init(settings: PreloadSettings, daemon: Daemon? = nil) {
         self.settings = settings
         ownerPID = getpid()
+        self.daemon = daemon
     }
+
+    /// Whether the daemon runs the session in windows (its files are the daemon's, not the exit's).
+    var isContinuous: Bool { settings.isContinuous }
 }
 
 private let preloadSession = Mutex<PreloadSession?>(nil)
@@ -30,15 +38,35 @@ public func stacksamplerPreloadMain() {
         report("\(error.description); this run is not profiled")
         return
     }
+    guard let session = start(settings) else { return }
+    preloadSession.withLock { $0 = session }
+    atexit(writeProfileAtExit)
+    registerSessionHooks(perProcess: !settings.daemon.isActive)
+}
+
+/// Starts what `settings` ask for: the daemon (continuous windows, endpoints) and/or a session
+/// whose profile is written at exit. Nil, said on stderr, if it cannot start.
+private func start(_ settings: PreloadSettings) -> PreloadSession? {
+    guard settings.daemon.isActive else {
+        do {
+            try Profiler.start(settings.configuration)
+        } catch {
+            report("\(error); this run is not profiled")
+            return nil
+        }
+        return PreloadSession(settings: settings)
+    }
+    let daemon: Daemon
     do {
-        try Profiler.start(settings.configuration)
+        daemon = try Daemon(settings: settings.daemon, configuration: settings.configuration,
+                            outputs: settings.isContinuous ? settings.outputs : [], summaryPath: settings.isContinuous ? settings.summaryPath : nil,
+                            options: settings.options)
+        if !settings.isContinuous, !settings.outputPatterns.isEmpty { try Profiler.start(settings.configuration) }
     } catch {
         report("\(error); this run is not profiled")
-        return
+        return nil
     }
-    preloadSession.withLock { $0 = PreloadSession(settings: settings) }
-    atexit(writeProfileAtExit)
-    registerSessionHooks(perProcess: true)
+    return PreloadSession(settings: settings, daemon: daemon)
 }
 
 /// What the engine calls around exec and fork (see `ss_session_hooks`), for this process.
@@ -53,8 +81,12 @@ private func registerSessionHooks(perProcess: Bool) {
 /// image's profile is written under its `.execN` names (`ExecImageNames`), which the new
 /// image, of the same pid, will not overwrite.
 private func stopForExec() -> Int32 {
-    guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid(),
-          let profile = try? Profiler.stop() else { return 0 }
+    guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid() else { return 0 }
+    if session.isContinuous {
+        session.daemon?.stop()
+        return 1
+    }
+    guard let profile = try? Profiler.stop() else { return 0 }
     let paths = session.settings.outputs.map(\.path) + [session.settings.invocations.outputPath, session.settings.summaryPath].compactMap { $0 }
     let image = ExecImageNames.nextImage(for: paths.filter { $0 != "-" })
     write(profile, of: session) { ExecImageNames.name($0, image: image) }
@@ -65,9 +97,15 @@ private func stopForExec() -> Int32 {
 /// before the exec attempt is already written).
 private func resumeAfterFailedExec() {
     guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid() else { return }
+    if session.isContinuous {
+        guard let resumed = start(session.settings) else { return }
+        preloadSession.withLock { $0 = resumed }
+        registerSessionHooks(perProcess: false)
+        return
+    }
     do {
         try Profiler.start(session.settings.configuration)
-        registerSessionHooks(perProcess: session.settings.isPerProcess)
+        registerSessionHooks(perProcess: session.settings.isPerProcess && !session.settings.daemon.isActive)
     } catch {
         report("\(error); process \(getpid()) is not profiled after its failed exec")
     }
@@ -93,8 +131,12 @@ private func startInForkedChild() {
 private func writeProfileAtExit() {
     // The exit handler is the profiler's work, not the program's: never sampled (the thread ends here).
     ss_thread_set_excluded(1)
-    guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid(),
-          let profile = try? Profiler.stop() else { return }
+    guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid() else { return }
+    if session.isContinuous {
+        session.daemon?.stop()
+        return
+    }
+    guard !session.settings.outputPatterns.isEmpty, let profile = try? Profiler.stop() else { return }
     write(profile, of: session) { $0 }
 }
 
@@ -120,7 +162,7 @@ private func write(_ profile: Profile, of session: PreloadSession, named: (Strin
     guard !written.isEmpty, let summaryPath = session.settings.summaryPath else { return }
     let text = profile.summary + "stacksampler: wrote \(written.joined(separator: ", "))\n"
     if summaryPath == "-" {
-        writeStandardError(text)
+        StandardError.write(text)
     } else {
         writeText(text, to: named(summaryPath))
     }
@@ -135,14 +177,5 @@ private func writeText(_ text: String, to path: String) {
 }
 
 private func report(_ message: String) {
-    writeStandardError("stacksampler: \(message)\n")
-}
-
-private func writeStandardError(_ text: String) {
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-        let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
-        guard written > 0 else { return }
-        bytes = bytes.dropFirst(written)
-    }
+    StandardError.report(message)
 }

@@ -1,8 +1,10 @@
 import Glibc
 import StackSampler
+import StackSamplerDaemon
 
 /// Configuration of the preload library, read from the environment:
-/// `STACKSAMPLER_OUTPUT` (required; comma-separated files, `%p` becomes the pid),
+/// `STACKSAMPLER_OUTPUT` (comma-separated files, `%p` becomes the pid; required unless a daemon
+/// setting is given: `STACKSAMPLER_CONTINUOUS`, `STACKSAMPLER_LISTEN`, `STACKSAMPLER_PUSH`),
 /// `STACKSAMPLER_FORMAT` (else each file's extension), `STACKSAMPLER_PERIOD`, `STACKSAMPLER_MODE`,
 /// `STACKSAMPLER_PER_THREAD`, `STACKSAMPLER_PROCESS_ROOT`, `STACKSAMPLER_ICICLE`, `STACKSAMPLER_MAX_DEPTH`,
 /// `STACKSAMPLER_BUFFER_SIZE`, `STACKSAMPLER_SUMMARY` and `STACKSAMPLER_RAW` (`%p` too),
@@ -30,10 +32,17 @@ struct PreloadSettings: Sendable {
     /// Invocation output and stall reports (`STACKSAMPLER_INVOCATIONS`, `STACKSAMPLER_STALL_THRESHOLD`, …).
     var invocations: InvocationEnvironment
 
-    /// Reads the settings (`SessionSettings` names them); nil when `STACKSAMPLER_OUTPUT` is unset
-    /// (the library stays idle).
+    /// The daemon's settings: continuous windows, listening, pushing.
+    var daemon: DaemonSettings
+    /// Whether the daemon runs the session in windows.
+    var isContinuous: Bool { daemon.window != nil }
+
+    /// Reads the settings (`SessionSettings` names them); nil when neither `STACKSAMPLER_OUTPUT`
+    /// nor a daemon setting is given (the library stays idle).
     static func fromEnvironment() throws(SettingError) -> PreloadSettings? {
-        guard let output = try read(SessionSettings.output), !output.isEmpty else { return nil }
+        let daemon = try DaemonSettings.fromEnvironment()
+        let output = try read(SessionSettings.output) ?? ""
+        guard !output.isEmpty || daemon.isActive else { return nil }
         var configuration = ProfilerConfiguration()
         if let period = try read(SessionSettings.period) { configuration.period = period }
         if let mode = try read(SessionSettings.mode) { configuration.mode = mode }
@@ -51,14 +60,17 @@ struct PreloadSettings: Sendable {
         configuration.invocations = invocations.configuration
         let format = try read(SessionSettings.format)
         let outputs = output.split(separator: ",").map { OutputTarget(path: String($0), format: format) }
-        guard !outputs.isEmpty else {
+        guard !outputs.isEmpty || output.isEmpty else {
             throw SettingError(description: "\(SessionSettings.output.variable)=\(output) names no file; give one or more paths separated by commas")
         }
         let options = ExportOptions(perThreadRoots: try read(SessionSettings.perThread) ?? false,
                                     processRoot: try read(SessionSettings.processRoot) ?? false,
                                     icicle: try read(SessionSettings.icicle) ?? false)
+        if daemon.window != nil, configuration.recordingPath != nil || configuration.invocations != nil {
+            throw SettingError(description: "\(SessionSettings.continuous.variable) cannot be combined with \(SessionSettings.raw.variable) or invocations (\(SessionSettings.invocations.variable), \(SessionSettings.stallThreshold.variable)): a continuous session keeps no samples past its window")
+        }
         return PreloadSettings(outputPatterns: outputs, summaryPattern: try read(SessionSettings.summary),
-                               configuration: configuration, options: options, invocations: invocations)
+                               configuration: configuration, options: options, invocations: invocations, daemon: daemon)
     }
 
     /// The value of `setting`'s variable, if set.

@@ -39,9 +39,24 @@ extension Profile {
         if losses.foreignSignals > 0 {
             lines.append("\(losses.foreignSignals) \(signal) signals that were not the profiler's were passed to the program's own handler")
         }
+        if let window { lines.append(contentsOf: windowLines(window)) }
         if let line = asyncStacks.summaryLine { lines.append(line) }
         if let invocationSummary { lines.append(invocationSummary) }
         return lines.map { "stacksampler: " + $0 }.joined(separator: "\n") + "\n"
+    }
+
+    /// Continuous mode: the window, the profiler's share of a core over it, and the daemon's reports.
+    private func windowLines(_ window: Window) -> [String] {
+        let share = durationNanoseconds > 0 ? Double(profilerCPUNanoseconds) / Double(durationNanoseconds) * 100 : 0
+        var lines = ["window \(window.index) of a continuous session (\(PeriodParser.format(nanoseconds: window.lengthNanoseconds)) each): "
+            + "profiler cost \(formatted(share, 2)) % of one core (sampler thread \(formatted(Double(overhead.samplerCPUNanoseconds) / 1e6, 1)) ms, "
+            + "handlers \(formatted(Double(overhead.handlerTotalNanoseconds) / 1e6, 1)) ms, naming \(formatted(Double(overhead.symbolizationNanoseconds) / 1e6, 1)) ms, "
+            + "daemon on the window before \(formatted(Double(window.previousDaemonNanoseconds) / 1e6, 1)) ms)"]
+        if window.droppedWindows > 0 {
+            lines.append("windows dropped: \(window.droppedWindows) windows before this one were not built (the daemon was still busy with earlier ones)")
+        }
+        lines.append(contentsOf: window.reports)
+        return lines
     }
 
     private func formatted(_ value: Double, _ decimals: Int) -> String {

@@ -5,6 +5,9 @@ import CEngine
 struct HandlerTiming: Sendable {
     private let buckets: [UInt64]
 
+    /// No sample timed.
+    static let zero = HandlerTiming(buckets: [UInt64](repeating: 0, count: Int(SS_HANDLER_HISTOGRAM_BUCKETS)))
+
     /// The engine's histogram now.
     static func snapshot() -> HandlerTiming {
         var buckets = [UInt64](repeating: 0, count: Int(SS_HANDLER_HISTOGRAM_BUCKETS))
@@ -15,6 +18,13 @@ struct HandlerTiming: Sendable {
     /// What was counted between `earlier` and this snapshot.
     func since(_ earlier: HandlerTiming) -> HandlerTiming {
         HandlerTiming(buckets: zip(buckets, earlier.buckets).map { $0 &- $1 })
+    }
+
+    /// The handlers' time in all, in ns, each sample counted at the middle of its bucket.
+    var totalNanoseconds: UInt64 {
+        buckets.enumerated().reduce(0) { total, bucket in
+            total + bucket.element * (UInt64(bucket.offset) * UInt64(SS_HANDLER_HISTOGRAM_BUCKET_NS) + UInt64(SS_HANDLER_HISTOGRAM_BUCKET_NS) / 2)
+        }
     }
 
     /// Samples timed.

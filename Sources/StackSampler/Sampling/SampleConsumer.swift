@@ -21,11 +21,14 @@ struct SampleRouting {
     private(set) var aggregator = StackAggregator()
     /// Everything else a sample goes to.
     let consumers: [any SampleConsumer]
+    /// Spans of the session being taken (profile requests): each counts every sample too.
+    var collectors: [SpanCollector] = []
 
     /// Counts `sample`, hands it to every consumer, and counts its thread's stack `owedTicks`
     /// more times (wall ticks that passed while its signal was on its way).
     mutating func take(_ sample: Sample, owedTicks: Int = 0) {
         let stack = aggregator.record(sample)
+        for collector in collectors { collector.counts.record(sample) }
         for consumer in consumers { consumer.take(sample, as: stack, threads: aggregator.threads) }
         repeatLast(sample.tid, at: sample.timeNanoseconds, times: owedTicks)
     }
@@ -34,18 +37,29 @@ struct SampleRouting {
     mutating func repeatLast(_ tid: Int32, at now: UInt64, times: Int) {
         for _ in 0..<times {
             guard let stack = aggregator.repeatLast(tid, at: now) else { return }
+            for collector in collectors { collector.counts.repeatLast(tid, at: now) }
             for consumer in consumers { consumer.repeatLast(stack, at: now, threads: aggregator.threads) }
         }
     }
 
     /// Forgets the tid of a thread that has exited.
     mutating func threadEnded(_ tid: Int32) {
+        for collector in collectors { collector.counts.threadEnded(tid) }
         guard let thread = aggregator.threadEnded(tid) else { return }
         for consumer in consumers { consumer.threadEnded(thread) }
     }
 
-    /// Gives the aggregator's thread figures to `update` (names, CPU times, masks).
+    /// Gives the aggregator's thread figures to `update` (names, CPU times, masks); the spans
+    /// being taken get them too.
     mutating func updateThreads(_ update: (inout StackAggregator) -> Void) {
         update(&aggregator)
+        for collector in collectors { collector.counts.adoptThreadFigures(from: aggregator) }
+    }
+
+    /// Continuous mode: the counts start afresh at `now` (the window before is handed over by
+    /// the sampler). Consumers keep thread indexes, so a session with consumers is never cut.
+    mutating func cut(at now: UInt64) {
+        precondition(consumers.isEmpty, "a session with consumers (raw stream, invocations) is counted whole")
+        aggregator = aggregator.continuation(at: now)
     }
 }

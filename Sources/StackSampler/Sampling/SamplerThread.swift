@@ -14,8 +14,6 @@ final class SamplerThread: @unchecked Sendable {
     let configuration: ProfilerConfiguration
     private let stopRequested = Atomic<Bool>(false)
     private let ownTID = Atomic<Int32>(0)
-    /// A thread of the profiler's own besides this one (the one that ends a `capture`), never attached.
-    private let helperTID = Atomic<Int32>(0)
     /// Held by the sampler thread while it drains and wakes, and by `snapshot`: the buffer has
     /// one reader at a time, and the counts are read whole.
     private let loopLock = Mutex<Void>(())
@@ -27,19 +25,22 @@ final class SamplerThread: @unchecked Sendable {
     private var handle = pthread_t()
     /// Monotonic time the session started, in ns.
     private(set) var startTime: UInt64 = 0
-    /// Engine counters when the session started (they run for the life of the process).
-    private(set) var handlerTimingAtStart = HandlerTiming.snapshot()
-    private(set) var droppedAtStart: UInt64 = 0
-    private(set) var foreignSignalsAtStart: UInt64 = 0
-    private(set) var countedEventsAtStart: UInt64 = 0
-    private(set) var descriptorRefusalsAtStart: UInt64 = 0
-    private(set) var asyncStacksAtStart = Profile.AsyncStacks()
-    /// CPU time the sampler thread used, in ns.
-    private(set) var ownCPUNanoseconds: UInt64 = 0
+    /// The counters when the counts in `routing.aggregator` began: the session's start, or in
+    /// continuous mode the last window's end (touched under `loopLock`).
+    private var countsStart: (nanoseconds: UInt64, counters: SessionCounters)
+    /// CPU time the sampler thread used, in ns, once it has ended.
+    private var finalCPUNanoseconds: UInt64?
+    /// Continuous mode: the window length in ns, and what each window's counts go to (on the
+    /// sampler thread: it must only hand them over). Nil for a session counted whole.
+    private let window: (nanoseconds: UInt64, deliver: @Sendable (CountedSpan) -> Void)?
 
-    /// A sampler that hands every sample to `consumers` as well as to its own counts.
-    init(configuration: ProfilerConfiguration, consumers: [any SampleConsumer]) {
+    /// A sampler that hands every sample to `consumers` as well as to its own counts; with
+    /// `window`, it cuts its counts every `window.nanoseconds` and hands each window to `window.deliver`.
+    init(configuration: ProfilerConfiguration, consumers: [any SampleConsumer],
+         window: (nanoseconds: UInt64, deliver: @Sendable (CountedSpan) -> Void)? = nil) {
         self.configuration = configuration
+        self.window = window
+        countsStart = (0, Self.zeroCounters)
         routing = SampleRouting(consumers: consumers)
         scan = ThreadScan(mode: configuration.mode)
         schedule = switch configuration.mode {
@@ -53,12 +54,7 @@ final class SamplerThread: @unchecked Sendable {
     /// `startTime` (monotonic ns).
     func start(at startTime: UInt64) throws(ProfilerError) {
         self.startTime = startTime
-        handlerTimingAtStart = HandlerTiming.snapshot()
-        droppedAtStart = ss_buffer_dropped()
-        foreignSignalsAtStart = ss_engine_foreign_signals()
-        countedEventsAtStart = ss_engine_events_counted()
-        descriptorRefusalsAtStart = ss_thread_descriptor_refusals()
-        asyncStacksAtStart = Profile.AsyncStacks.engine()
+        countsStart = (startTime, counters())
         ss_async_stacks_enable(configuration.asyncStacks ? 1 : 0)
         _ = scan.scan(initial: true, own: ownThreads(), at: ss_now_ns(), routing: &routing)
         ss_sampler_sleep_reset()
@@ -76,14 +72,16 @@ final class SamplerThread: @unchecked Sendable {
         }
     }
 
-    /// Stops the loop, disarms the engine and returns everything counted.
-    func finish() -> StackAggregator {
+    /// Stops the loop, disarms the engine and returns everything counted up to `end` (in
+    /// continuous mode, since the last window).
+    func finish(at end: UInt64) -> CountedSpan {
         stopRequested.store(true, ordering: .releasing)
         ss_sampler_wake()
         pthread_join(handle, nil)
         ss_engine_stop()
         drain()
-        let losses = losses(routing.aggregator)
+        let losses = CountedSpan(counts: routing.aggregator, from: countsStart.counters, to: counters(),
+                                 startNanoseconds: startTime, endNanoseconds: end).losses
         for consumer in routing.consumers {
             consumer.finish(durationNanoseconds: ss_now_ns() &- startTime, threads: routing.aggregator.threads, losses: losses)
         }
@@ -94,38 +92,83 @@ final class SamplerThread: @unchecked Sendable {
                 aggregator.observe(tid, cpu: ss_thread_cpu_time_ns(tid), name: nil, bornDuringSession: true, at: now)
             }
         }
-        return routing.aggregator
+        return countedSoFar(at: end)
     }
 
-    /// What has been counted so far, with the buffer drained first, while sampling goes on.
-    func snapshot() -> (counted: StackAggregator, losses: Profile.Losses) {
+    /// What has been counted so far (since the last window in continuous mode), with the buffer
+    /// drained first, while sampling goes on.
+    func snapshot(at end: UInt64) -> CountedSpan {
         loopLock.withLock { _ in
             drain()
-            return (routing.aggregator, losses(routing.aggregator))
+            return countedSoFar(at: end)
         }
     }
 
-    /// Keeps the calling thread, one of the profiler's own, out of the session.
-    func excludeCurrentThread() {
-        ss_thread_exclude_current()
-        helperTID.store(ss_current_tid(), ordering: .relaxed)
-        ss_thread_detach(ss_current_tid())
+    /// Begins a span of this session at `now` (a profile request): from here on every sample is
+    /// also counted in the span's own counts, until `endSpan`.
+    func beginSpan(at now: UInt64) -> SpanCollector {
+        loopLock.withLock { _ in
+            drain()
+            let span = SpanCollector(counts: routing.aggregator.continuation(at: now), startNanoseconds: now, startCounters: counters())
+            routing.collectors.append(span)
+            return span
+        }
     }
 
-    /// The losses of this session, from the sampler's counts and the engine's counters.
-    func losses(_ counted: StackAggregator) -> Profile.Losses {
-        Profile.Losses(droppedSamples: Int(ss_buffer_dropped() - droppedAtStart), truncatedSamples: counted.truncatedSamples,
-                       leafOnlySamples: counted.leafOnlySamples, unwindFailures: counted.unwindFailures,
-                       unwindFaults: counted.unwindFaults, missedTicks: schedule.missedTicks, skippedTicks: schedule.skippedTicks,
-                       overrunPeriods: counted.overrunPeriods,
-                       foreignSignals: Int(ss_engine_foreign_signals() - foreignSignalsAtStart),
-                       countedEvents: Int(ss_engine_events_counted() - countedEventsAtStart),
-                       descriptorRefusals: Int(ss_thread_descriptor_refusals() - descriptorRefusalsAtStart))
+    /// Ends `span` at `end` and returns what it counted. Call it once per span, before `finish`.
+    func endSpan(_ span: SpanCollector, at end: UInt64) -> CountedSpan {
+        loopLock.withLock { _ in
+            drain()
+            routing.collectors.removeAll { $0 === span }
+            refreshCPUTimes()
+            span.counts.adoptThreadFigures(from: routing.aggregator)
+            return CountedSpan(counts: span.counts, from: span.startCounters, to: counters(),
+                               startNanoseconds: span.startNanoseconds, endNanoseconds: end)
+        }
     }
+
+    /// The session's counts since they began (the start, or the last window), ended at `end`.
+    private func countedSoFar(at end: UInt64) -> CountedSpan {
+        CountedSpan(counts: routing.aggregator, from: countsStart.counters, to: counters(),
+                    startNanoseconds: max(startTime, countsStart.nanoseconds), endNanoseconds: end)
+    }
+
+    /// Continuous mode, on the sampler thread: the window that ends at `now` is handed over, and
+    /// the counts go on afresh (live threads only, so memory does not grow with the run).
+    private func cutWindow(at now: UInt64, deliver: @Sendable (CountedSpan) -> Void) {
+        refreshCPUTimes()
+        let end = counters()
+        let window = CountedSpan(counts: routing.aggregator, from: countsStart.counters, to: end,
+                                 startNanoseconds: countsStart.nanoseconds, endNanoseconds: now)
+        routing.cut(at: now)
+        countsStart = (now, end)
+        deliver(window)
+    }
+
+    /// Reads the CPU time of every thread the session knows alive (a window or span ends with them current).
+    private func refreshCPUTimes() {
+        routing.updateThreads { aggregator in
+            for tid in Array(aggregator.liveThreadIDs) { aggregator.observeCPU(tid, cpu: ss_thread_cpu_time_ns(tid)) }
+        }
+    }
+
+    /// The engine's and this sampler's counters now.
+    private func counters() -> SessionCounters {
+        let tid = ownTID.load(ordering: .relaxed)
+        let cpu = finalCPUNanoseconds ?? (tid > 0 ? UInt64(max(0, ss_thread_cpu_time_ns(tid))) : 0)
+        return SessionCounters(dropped: ss_buffer_dropped(), foreignSignals: ss_engine_foreign_signals(),
+                               countedEvents: ss_engine_events_counted(), descriptorRefusals: ss_thread_descriptor_refusals(),
+                               missedTicks: schedule.missedTicks, skippedTicks: schedule.skippedTicks,
+                               handlerTiming: HandlerTiming.snapshot(), asyncStacks: Profile.AsyncStacks.engine(), samplerCPU: cpu)
+    }
+
+    private static let zeroCounters = SessionCounters(dropped: 0, foreignSignals: 0, countedEvents: 0, descriptorRefusals: 0,
+                                                      missedTicks: 0, skippedTicks: 0, handlerTiming: .zero,
+                                                      asyncStacks: Profile.AsyncStacks(), samplerCPU: 0)
 
     /// The profiler's own threads, never attached.
-    private func ownThreads() -> [Int32] {
-        [ownTID.load(ordering: .relaxed), helperTID.load(ordering: .relaxed)]
+    private func ownThreads() -> Set<Int32> {
+        ProfilerThreads.all.union([ownTID.load(ordering: .relaxed)])
     }
 
     /// Parks at `ss_sampler_park_point()` while a fork is under way: there it holds no lock
@@ -141,6 +184,7 @@ final class SamplerThread: @unchecked Sendable {
         let interval = schedule.intervalNanoseconds
         var nextWake = ss_now_ns() + interval
         var lastScan = ss_now_ns()
+        var windowEnd = startTime &+ (window?.nanoseconds ?? 0)
         while !stopRequested.load(ordering: .acquiring) {
             let woken = ss_sampler_sleep_until(nextWake)
             if woken == Int32(SS_WOKEN_TO_STOP) { break }
@@ -154,11 +198,18 @@ final class SamplerThread: @unchecked Sendable {
             // Ticks due since the last one: more than one when this thread was kept off the CPU.
             let due = now >= nextWake ? Int((now - nextWake) / interval) + 1 : 1
             ss_module_cache_refresh()
-            loopLock.withLock { _ in wake(at: now, due: due, scanning: now &- lastScan >= Self.scanIntervalNanoseconds) }
+            loopLock.withLock { _ in
+                wake(at: now, due: due, scanning: now &- lastScan >= Self.scanIntervalNanoseconds)
+                if let window, now >= windowEnd {
+                    cutWindow(at: now, deliver: window.deliver)
+                    // The next window ends a whole number of windows after the start; a late wake does not shift them.
+                    windowEnd &+= ((now &- windowEnd) / window.nanoseconds + 1) &* window.nanoseconds
+                }
+            }
             if now &- lastScan >= Self.scanIntervalNanoseconds { lastScan = now }
             nextWake += UInt64(due) * interval
         }
-        ownCPUNanoseconds = UInt64(max(0, ss_thread_cpu_time_ns(ss_current_tid())))
+        finalCPUNanoseconds = UInt64(max(0, ss_thread_cpu_time_ns(ss_current_tid())))
     }
 
     /// One wake of the loop: drain, scan when due, the mode's work, and the consumers' turn.
@@ -169,7 +220,8 @@ final class SamplerThread: @unchecked Sendable {
         }
         schedule.wake(at: now, due: due, threads: scan.attachedThreads(), routing: &routing,
                       stopRequested: { self.stopRequested.load(ordering: .acquiring) })
-        let losses = losses(routing.aggregator)
+        guard !routing.consumers.isEmpty else { return }
+        let losses = countedSoFar(at: now).losses
         for consumer in routing.consumers { consumer.woke(at: now, threads: routing.aggregator.threads, losses: losses) }
     }
 

@@ -103,6 +103,44 @@ struct StackAggregator: Sendable {
         threads[thread(tid, at: time)].blocksSignal = blocked
     }
 
+    /// A fresh aggregator that goes on where this one stands at `time`: the live threads only,
+    /// with no samples, their CPU counted from now and their last stacks kept (a wall-mode tick
+    /// may count one again). What this one counted stays here: a window or a span ends with it.
+    func continuation(at time: UInt64) -> StackAggregator {
+        var next = StackAggregator()
+        for (tid, index) in threadIndexByTID.sorted(by: { $0.value < $1.value }) {
+            var record = threads[index]
+            record.samples = 0
+            record.taken = 0
+            record.firstCPU = record.lastCPU
+            record.firstSeen = time
+            record.lastSeen = time
+            next.threads.append(record)
+            let nextIndex = next.threads.count - 1
+            next.threadIndexByTID[tid] = nextIndex
+            if var stack = lastStack[index] {
+                stack.thread = nextIndex
+                next.lastStack[nextIndex] = stack
+            }
+        }
+        return next
+    }
+
+    /// Takes the names, CPU times and signal masks of `session`'s live threads (the aggregator the
+    /// thread scan keeps current). A thread this aggregator has not seen yet was born after it
+    /// began, and counts its CPU from its first reading.
+    mutating func adoptThreadFigures(from session: StackAggregator) {
+        for (tid, sessionIndex) in session.threadIndexByTID {
+            let figures = session.threads[sessionIndex]
+            let index = thread(tid, at: figures.lastSeen, name: figures.name)
+            if threads[index].firstCPU < 0 { threads[index].firstCPU = figures.firstCPU }
+            threads[index].lastCPU = max(threads[index].lastCPU, figures.lastCPU)
+            threads[index].lastSeen = max(threads[index].lastSeen, figures.lastSeen)
+            threads[index].name = figures.name
+            threads[index].blocksSignal = figures.blocksSignal
+        }
+    }
+
     /// Forgets the tid of a thread that has exited; its record and stacks stay. Returns its record index.
     @discardableResult
     mutating func threadEnded(_ tid: Int32) -> Int? {

@@ -37,7 +37,7 @@ struct ThreadScan {
     /// Attaches threads that appeared (all of them if `initial`), detaches those that exited
     /// and updates the figures of the live ones; `own` are the profiler's threads, never
     /// attached. Returns the threads that ended, already detached.
-    mutating func scan(initial: Bool, own: [Int32], at now: UInt64, routing: inout SampleRouting) -> [Int32] {
+    mutating func scan(initial: Bool, own: Set<Int32>, at now: UInt64, routing: inout SampleRouting) -> [Int32] {
         let live = Set(ThreadDirectory.threadIDs()).subtracting(own)
         let attached = Set(attachedThreads())
         let unattached = live.subtracting(attached)

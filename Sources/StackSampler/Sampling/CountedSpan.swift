@@ -1,0 +1,64 @@
+import CEngine
+
+/// The engine's and the sampler's running counters at one moment: a span's losses and costs are
+/// the difference between two of them.
+struct SessionCounters: Sendable {
+    var dropped: UInt64
+    var foreignSignals: UInt64
+    var countedEvents: UInt64
+    var descriptorRefusals: UInt64
+    var missedTicks: Int
+    var skippedTicks: Int
+    var handlerTiming: HandlerTiming
+    var asyncStacks: Profile.AsyncStacks
+    /// CPU time the sampler thread had used, in ns.
+    var samplerCPU: UInt64
+}
+
+/// What a session counted over one span of time (the whole session, a continuous window, or a
+/// profile request), before any address is named.
+struct CountedSpan: Sendable {
+    /// The samples, threads and walk losses of the span.
+    var counts: StackAggregator
+    /// Monotonic times the span began and ended, in ns.
+    var startNanoseconds: UInt64
+    var endNanoseconds: UInt64
+    var losses: Profile.Losses
+    /// Handler times of the span's samples.
+    var handlerTiming: HandlerTiming
+    var asyncStacks: Profile.AsyncStacks
+    /// CPU the sampler thread used during the span, in ns.
+    var samplerCPUNanoseconds: UInt64
+
+    /// The span from `start` to `end` of `counts`, its losses those the counters show since `start`.
+    init(counts: StackAggregator, from start: SessionCounters, to end: SessionCounters, startNanoseconds: UInt64, endNanoseconds: UInt64) {
+        self.counts = counts
+        self.startNanoseconds = startNanoseconds
+        self.endNanoseconds = endNanoseconds
+        losses = Profile.Losses(droppedSamples: Int(end.dropped &- start.dropped), truncatedSamples: counts.truncatedSamples,
+                                leafOnlySamples: counts.leafOnlySamples, unwindFailures: counts.unwindFailures,
+                                unwindFaults: counts.unwindFaults, missedTicks: end.missedTicks - start.missedTicks,
+                                skippedTicks: end.skippedTicks - start.skippedTicks, overrunPeriods: counts.overrunPeriods,
+                                foreignSignals: Int(end.foreignSignals &- start.foreignSignals),
+                                countedEvents: Int(end.countedEvents &- start.countedEvents),
+                                descriptorRefusals: Int(end.descriptorRefusals &- start.descriptorRefusals))
+        handlerTiming = end.handlerTiming.since(start.handlerTiming)
+        asyncStacks = end.asyncStacks.since(start.asyncStacks)
+        samplerCPUNanoseconds = end.samplerCPU &- start.samplerCPU
+    }
+}
+
+/// The samples of a profile request taken from a running session: its own counts, begun as a
+/// continuation of the session's, fed every sample until the request ends it.
+final class SpanCollector: @unchecked Sendable {
+    /// Touched only under the sampler's loop lock.
+    var counts: StackAggregator
+    let startNanoseconds: UInt64
+    let startCounters: SessionCounters
+
+    init(counts: StackAggregator, startNanoseconds: UInt64, startCounters: SessionCounters) {
+        self.counts = counts
+        self.startNanoseconds = startNanoseconds
+        self.startCounters = startCounters
+    }
+}

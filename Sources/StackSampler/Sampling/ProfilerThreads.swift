@@ -1,0 +1,70 @@
+import CEngine
+import Glibc
+import Synchronization
+
+/// The profiler's own threads besides the sampler (the thread that ends a capture, the window
+/// builder, the daemon's server and pusher threads): never attached, never sampled, never
+/// walked, in every session of the process.
+package enum ProfilerThreads {
+    private static let registered = Mutex<Set<Int32>>([])
+
+    /// Marks the calling thread as the profiler's own until `leave()`; call it first thing on the thread.
+    package static func enter() {
+        ss_thread_exclude_current()
+        let tid = ss_current_tid()
+        registered.withLock { _ = $0.insert(tid) }
+        ss_thread_detach(tid)
+    }
+
+    /// The calling thread is no longer the profiler's (it ends, and its tid may be another
+    /// thread's next, or it goes back to the program's work).
+    package static func leave() {
+        let tid = ss_current_tid()
+        registered.withLock { _ = $0.remove(tid) }
+        ss_thread_set_excluded(0)
+    }
+
+    /// The profiler's threads now.
+    static var all: Set<Int32> { registered.withLock { $0 } }
+}
+
+extension ProfilerThreads {
+    /// Starts a thread of the profiler's own that runs `body`, with every signal blocked, and
+    /// returns once the thread is registered (so no scan can take it for the program's).
+    /// Join it (`pthread_join`) or detach it.
+    package static func spawn(_ body: @escaping @Sendable () -> Void) throws(ProfilerError) -> pthread_t {
+        let start = ThreadStart(body)
+        let context = Unmanaged.passRetained(start).toOpaque()
+        var handle = pthread_t()
+        let status = ss_spawn_unsampled_thread(&handle, { context in
+            let start = Unmanaged<ThreadStart>.fromOpaque(context!).takeRetainedValue()
+            ProfilerThreads.enter()
+            defer { ProfilerThreads.leave() }
+            sem_post(start.registered)
+            start.body()
+            return nil
+        }, context)
+        guard status == 0 else {
+            Unmanaged<ThreadStart>.fromOpaque(context).release()
+            throw .invalidConfiguration("cannot start a profiler thread: \(String(cString: strerror(status)))")
+        }
+        while sem_wait(start.registered) != 0 && errno == EINTR {}
+        return handle
+    }
+}
+
+/// What a new profiler thread runs, and the semaphore it posts once registered.
+private final class ThreadStart: @unchecked Sendable {
+    let body: @Sendable () -> Void
+    let registered = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        self.body = body
+        sem_init(registered, 0, 0)
+    }
+
+    deinit {
+        sem_destroy(registered)
+        registered.deallocate()
+    }
+}
