@@ -314,76 +314,119 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
     }
 }
 
-/// The pusher against a receiver in this process over real HTTP (libcurl), with windows profiled here.
-@Suite(.serialized) struct PushReceiverTests {
-    @Test func everyWindowReachesTheReceiverAsPyroscopeDocumentsIt() throws {
-        let receiver = IngestReceiver()
-        try receiver.start()
-        defer { receiver.stop() }
-        try Profiler.start(period: .milliseconds(5), mode: .cpu)
-        _ = burnInPushTest(seconds: 0.3)
-        let profile = try Profiler.stop()
-        let settings = PushSettings(url: receiver.url, appName: try PyroscopeAppName(parsing: "svc{env=prod,region=eu}"), tenant: "team-a",
-                                    credentials: .basic(user: "u", password: "p"))
-        let pusher = try PyroscopePusher(settings: settings, transport: HTTPClient(), processName: "tests")
-        pusher.push(profile)
-        pusher.push(profile)
-        let counters = pusher.stop(deadline: .seconds(20))
-        #expect(counters.pushed == 2 && counters.dropped == 0)
-        #expect(receiver.requests.count == 2)
-        for request in receiver.requests {
-            #expect(IngestReceiver.problems(request) == [])
-            #expect(request.query["name"] == "svc{env=prod,region=eu}")
-            #expect(request.query["sampleRate"] == "200")
-            #expect(request.query["spyName"] == "stacksampler")
-            #expect(request.headers["x-scope-orgid"] == "team-a")
-            #expect(request.headers["authorization"] == "Basic dTpw")
-            let from = try #require(Int(request.query["from"] ?? ""))
-            #expect(UInt64(from) == profile.realtimeStartNanoseconds / 1_000_000_000)
+extension ProfilerAPITests {
+    /// The pusher against a receiver in this process over real HTTP (libcurl), with windows profiled
+    /// here (inside ProfilerAPITests: one session at a time).
+    @Suite struct PushReceiver {
+        @Test func everyWindowReachesTheReceiverAsPyroscopeDocumentsIt() throws {
+            let receiver = IngestReceiver()
+            try receiver.start()
+            defer { receiver.stop() }
+            try Profiler.start(period: .milliseconds(5), mode: .cpu)
+            _ = burnInPushTest(seconds: 0.3)
+            let profile = try Profiler.stop()
+            let settings = PushSettings(url: receiver.url, appName: try PyroscopeAppName(parsing: "svc{env=prod,region=eu}"), tenant: "team-a",
+                                        credentials: .basic(user: "u", password: "p"))
+            let pusher = try PyroscopePusher(settings: settings, transport: HTTPClient(), processName: "tests")
+            pusher.push(profile)
+            pusher.push(profile)
+            let counters = pusher.stop(deadline: .seconds(20))
+            #expect(counters.pushed == 2 && counters.dropped == 0)
+            #expect(receiver.requests.count == 2)
+            for request in receiver.requests {
+                #expect(IngestReceiver.problems(request) == [])
+                #expect(request.query["name"] == "svc{env=prod,region=eu}")
+                #expect(request.query["sampleRate"] == "200")
+                #expect(request.query["spyName"] == "stacksampler")
+                #expect(request.headers["x-scope-orgid"] == "team-a")
+                #expect(request.headers["authorization"] == "Basic dTpw")
+                let from = try #require(Int(request.query["from"] ?? ""))
+                #expect(UInt64(from) == profile.realtimeStartNanoseconds / 1_000_000_000)
+            }
+            let body = try #require(receiver.requests.first?.body)
+            if let top = try goPprofTop(body) {
+                #expect(top.contains("burnInPushTest"), "go tool pprof -top:\n\(top)")
+            }
         }
-        let body = try #require(receiver.requests.first?.body)
-        if let top = try goPprofTop(body) {
-            #expect(top.contains("burnInPushTest"), "go tool pprof -top:\n\(top)")
+
+        @Test func aReceiverDownForAWhileLosesOnlyWhatTheQueueDrops() throws {
+            let receiver = IngestReceiver()
+            try receiver.start()
+            defer { receiver.stop() }
+            receiver.stop()
+            var profile = handMadeProfile()
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            profile.realtimeStartNanoseconds = UInt64(now.tv_sec) * 1_000_000_000
+            let policy = PushPolicy(initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(100), maxAttempts: 1000,
+                                    requestTimeout: .seconds(5))
+            let pusher = try PyroscopePusher(settings: PushSettings(url: receiver.url, queueLength: 4), policy: policy,
+                                             transport: HTTPClient(), processName: "tests")
+            // Ten windows while the receiver is down: the queue keeps four (plus the one being retried
+            // at most), the rest are dropped and counted.
+            for _ in 0..<10 { pusher.push(profile) }
+            while pusher.counters.retried < 3 { usleep(10_000) }
+            let whileDown = pusher.counters
+            #expect(whileDown.pushed == 0)
+            try receiver.start()
+            let counters = pusher.stop(deadline: .seconds(30))
+            #expect(counters.dropped == counters.droppedQueueFull)
+            #expect(counters.pushed + counters.droppedQueueFull == 10)
+            #expect(counters.pushed == 4 || counters.pushed == 5)
+            #expect(receiver.requests.count == counters.pushed)
+            #expect(receiver.requests.allSatisfy { IngestReceiver.problems($0) == [] })
+        }
+
+        @Test func continuousWindowsOfThisProcessArePushedThroughAnOutage() throws {
+            let receiver = IngestReceiver()
+            try receiver.start()
+            defer { receiver.stop() }
+            let policy = PushPolicy(initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(100), maxAttempts: 1000,
+                                    requestTimeout: .seconds(5))
+            let pusher = try PyroscopePusher(settings: PushSettings(url: receiver.url, appName: PyroscopeAppName(service: "tests")),
+                                             policy: policy, transport: HTTPClient(), processName: "tests")
+            let windows = WindowCount()
+            try Profiler.startContinuous(ProfilerConfiguration(period: .milliseconds(5)), window: .milliseconds(200)) { profile in
+                windows.add()
+                pusher.push(profile)
+            }
+            _ = burnInPushTest(seconds: 0.6)
+            // Down for 0.6 s: about three windows wait (the queue holds eight), none is lost.
+            receiver.stop()
+            _ = burnInPushTest(seconds: 0.6)
+            try receiver.start()
+            _ = burnInPushTest(seconds: 0.4)
+            _ = try Profiler.stop()
+            let counters = pusher.stop(deadline: .seconds(20))
+            #expect(windows.count >= 5)
+            #expect(counters.dropped == 0, "\(counters)")
+            #expect(counters.pushed == windows.count, "\(counters), \(windows.count) windows")
+            #expect(counters.retried > 0, "\(counters)")
+            #expect(receiver.requests.count == windows.count)
+            #expect(receiver.requests.allSatisfy { IngestReceiver.problems($0) == [] })
+            // Consecutive windows: each one's from is at or after the one before.
+            let starts = receiver.requests.compactMap { Int($0.query["from"] ?? "") }
+            #expect(starts == starts.sorted())
+        }
+
+        @Test func aClearErrorWhenNothingListens() throws {
+            let receiver = IngestReceiver()
+            try receiver.start()
+            receiver.stop()
+            let result = HTTPClient().send(HTTPRequest(url: receiver.url + "/x", connectTimeoutMilliseconds: 2000))
+            guard case .failure(.transferFailed(let url, let reason)) = result else { Issue.record("\(result)"); return }
+            #expect(url == receiver.url + "/x")
+            #expect(reason.lowercased().contains("connect"), "\(reason)")
         }
     }
+}
 
-    @Test func aReceiverDownForAWhileLosesOnlyWhatTheQueueDrops() throws {
-        let receiver = IngestReceiver()
-        try receiver.start()
-        defer { receiver.stop() }
-        receiver.stop()
-        var profile = handMadeProfile()
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        profile.realtimeStartNanoseconds = UInt64(now.tv_sec) * 1_000_000_000
-        let policy = PushPolicy(initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(100), maxAttempts: 1000,
-                                requestTimeout: .seconds(5))
-        let pusher = try PyroscopePusher(settings: PushSettings(url: receiver.url, queueLength: 4), policy: policy,
-                                         transport: HTTPClient(), processName: "tests")
-        // Ten windows while the receiver is down: the queue keeps four (plus the one being retried
-        // at most), the rest are dropped and counted.
-        for _ in 0..<10 { pusher.push(profile) }
-        while pusher.counters.retried < 3 { usleep(10_000) }
-        let whileDown = pusher.counters
-        #expect(whileDown.pushed == 0)
-        try receiver.start()
-        let counters = pusher.stop(deadline: .seconds(30))
-        #expect(counters.dropped == counters.droppedQueueFull)
-        #expect(counters.pushed + counters.droppedQueueFull == 10)
-        #expect(counters.pushed == 4 || counters.pushed == 5)
-        #expect(receiver.requests.count == counters.pushed)
-        #expect(receiver.requests.allSatisfy { IngestReceiver.problems($0) == [] })
-    }
-
-    @Test func aClearErrorWhenNothingListens() throws {
-        let receiver = IngestReceiver()
-        try receiver.start()
-        receiver.stop()
-        let result = HTTPClient().send(HTTPRequest(url: receiver.url + "/x", connectTimeoutMilliseconds: 2000))
-        guard case .failure(.transferFailed(let url, let reason)) = result else { Issue.record("\(result)"); return }
-        #expect(url == receiver.url + "/x")
-        #expect(reason.lowercased().contains("connect"), "\(reason)")
-    }
+/// Windows delivered so far.
+final class WindowCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func add() { lock.withLock { value += 1 } }
+    var count: Int { lock.withLock { value } }
 }
 
 /// Burns CPU in a frame of its own until the thread has used `seconds` of CPU time.

@@ -21,7 +21,7 @@ public struct PushPolicy: Sendable, Equatable {
 
     /// The wait, in ns, after a window's `failures`-th failed attempt (1: `initialBackoff`).
     public func backoffNanoseconds(afterFailures failures: Int) -> UInt64 {
-        let initial = initialBackoff.nanoseconds, cap = maxBackoff.nanoseconds
+        let initial = initialBackoff.wholeNanoseconds, cap = maxBackoff.wholeNanoseconds
         var wait = initial
         for _ in 1..<max(1, failures) where wait < cap { wait = wait &* 2 }
         return min(wait, cap)
@@ -158,14 +158,5 @@ struct PushSchedule<Payload> {
             waiting.removeFirst()
             counters.droppedQueueFull += 1
         }
-    }
-}
-
-extension Duration {
-    /// The duration in whole ns (negative: 0).
-    var nanoseconds: UInt64 {
-        let (seconds, attoseconds) = components
-        guard seconds >= 0 else { return 0 }
-        return UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
     }
 }

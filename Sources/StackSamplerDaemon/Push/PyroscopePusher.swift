@@ -1,4 +1,3 @@
-import CEngine
 import Glibc
 import StackSampler
 
@@ -41,17 +40,31 @@ public final class PyroscopePusher: @unchecked Sendable {
         self.transport = transport
         defaultName = settings.appName ?? PyroscopeAppName(service: PyroscopeAppName.sanitizedService(processName))
         schedule = PushSchedule(capacity: settings.queueLength, policy: policy)
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var handle = pthread_t()
-        let status = ss_spawn_unsampled_thread(&handle, { context in
-            Unmanaged<PyroscopePusher>.fromOpaque(context!).takeRetainedValue().run()
-            return nil
-        }, context)
-        guard status == 0 else {
-            Unmanaged<PyroscopePusher>.fromOpaque(context).release()
-            throw .cannotStart(String(cString: strerror(status)))
+        // A profiler thread (ProfilerThreads): never attached, sampled or walked in any session.
+        let handle: pthread_t
+        do {
+            handle = try ProfilerThreads.spawn { [self] in run() }
+        } catch {
+            throw .cannotStart(error.description)
         }
         pthread_detach(handle)
+    }
+
+    /// The daemon's sink for this pusher: queues each window (never blocks) and reports nothing
+    /// (what fails is said once on stderr, and counted in `counters`).
+    package var windowSink: Daemon.WindowSink {
+        { [self] profile in
+            push(profile)
+            return []
+        }
+    }
+
+    /// A pusher with the environment's settings (`PushSettings.fromEnvironment`), nil when
+    /// `STACKSAMPLER_PUSH` is unset; `processName` names the application when
+    /// `STACKSAMPLER_APP_NAME` does not.
+    public static func fromEnvironment(processName: String) throws(PushError) -> PyroscopePusher? {
+        guard let settings = try PushSettings.fromEnvironment() else { return nil }
+        return try PyroscopePusher(settings: settings, processName: processName)
     }
 
     /// The application name pushed.
@@ -84,7 +97,7 @@ public final class PyroscopePusher: @unchecked Sendable {
     /// final counters. Later windows given to `push` are dropped and counted.
     @discardableResult
     public func stop(deadline: Duration) -> PushCounters {
-        let end = monotonicNanoseconds() &+ deadline.nanoseconds
+        let end = monotonicNanoseconds() &+ deadline.wholeNanoseconds
         lock.withLock {
             if stopDeadline == nil { stopDeadline = end }
             lock.broadcast()
@@ -117,7 +130,7 @@ public final class PyroscopePusher: @unchecked Sendable {
                 case .wait(let until): lock.wait(until: stopDeadline.map { min($0, until) } ?? until)
                 case .send(let pending):
                     inFlight = 1
-                    let timeout = stopDeadline.map { min(policy.requestTimeout.nanoseconds, $0 &- now) } ?? policy.requestTimeout.nanoseconds
+                    let timeout = stopDeadline.map { min(policy.requestTimeout.wholeNanoseconds, $0 &- now) } ?? policy.requestTimeout.wholeNanoseconds
                     lock.unlocked { attempt(pending, timeoutNanoseconds: timeout) }
                     inFlight = 0
                 }
@@ -189,14 +202,7 @@ private final class PendingWindow: @unchecked Sendable {
 
 /// A line on stderr, `stacksampler: ` first.
 func say(_ message: String) {
-    let line = Array("stacksampler: \(message)\n".utf8)
-    var offset = 0
-    while offset < line.count {
-        let written = line[offset...].withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-        if written < 0 && errno == EINTR { continue }
-        guard written > 0 else { return }
-        offset += written
-    }
+    StandardError.report(message)
 }
 
 /// CLOCK_MONOTONIC now, in ns.
