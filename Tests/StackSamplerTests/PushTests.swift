@@ -390,12 +390,14 @@ extension ProfilerAPITests {
                 windows.add()
                 pusher.push(profile)
             }
-            _ = burnInPushTest(seconds: 0.6)
-            // Down for 0.6 s: about three windows wait (the queue holds eight), none is lost.
+            // Counted in windows, not in time (a loaded machine stretches the CPU burns): down
+            // while three windows arrive (the queue holds eight), so none may be lost.
+            func work(until count: Int) { while windows.count < count { _ = burnInPushTest(seconds: 0.01) } }
+            work(until: 2)
             receiver.stop()
-            _ = burnInPushTest(seconds: 0.6)
+            work(until: windows.count + 3)
             try receiver.start()
-            _ = burnInPushTest(seconds: 0.4)
+            work(until: windows.count + 2)
             _ = try Profiler.stop()
             let counters = pusher.stop(deadline: .seconds(20))
             #expect(windows.count >= 5)
