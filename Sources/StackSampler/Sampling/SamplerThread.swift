@@ -125,7 +125,9 @@ final class SamplerThread: @unchecked Sendable {
 
     /// The profiler's own threads, never attached.
     private func ownThreads() -> [Int32] {
-        [ownTID.load(ordering: .relaxed), helperTID.load(ordering: .relaxed)]
+        var others = [Int32](repeating: 0, count: 32)
+        let count = ss_profiler_threads(&others, others.count)
+        return [ownTID.load(ordering: .relaxed), helperTID.load(ordering: .relaxed)] + others.prefix(count)
     }
 
     /// Parks at `ss_sampler_park_point()` while a fork is under way: there it holds no lock
