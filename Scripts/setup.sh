@@ -7,9 +7,10 @@ set -euo pipefail
 # real Rust program (8 KiB alternate signal stacks on every thread). chromium, python3 and
 # fonts-dejavu-core: a test opens the flame graph SVG in headless Chromium and clicks it;
 # golang-go: a test reads our pprof files with `go tool pprof`. libmicrohttpd-dev (header) and
-# libmicrohttpd12 (loaded at run time, only when STACKSAMPLER_LISTEN asks for a listener): the HTTP endpoints.
+# libmicrohttpd12 (loaded at run time, only when STACKSAMPLER_LISTEN asks for a listener): the HTTP
+# endpoints, which a test fetches with curl.
 required=(libunwind-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev gcc rustc
-          chromium python3 fonts-dejavu-core golang-go libmicrohttpd-dev libmicrohttpd12)
+          chromium python3 fonts-dejavu-core golang-go libmicrohttpd-dev libmicrohttpd12 curl)
 missing=()
 for pkg in "${required[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -1,6 +1,6 @@
 /*
  * Runs before main in every process the library is preloaded into. Without STACKSAMPLER_OUTPUT
- * it does nothing more, so an idle process carries only this small C library: no Swift runtime,
+ * or STACKSAMPLER_LISTEN it does nothing more, so an idle process carries only this small C library: no Swift runtime,
  * no symbol libraries. With it, it loads the Swift part, which starts sampling at once (start-up
  * is profiled too) and writes the profile at exit.
  */
@@ -14,6 +14,7 @@
 
 static const char output_variable[] = "STACKSAMPLER_OUTPUT";
 static const char owner_variable[] = "STACKSAMPLER_OWNER_PID";
+static const char listen_variable[] = "STACKSAMPLER_LISTEN";
 
 /* Whether this process writes the outputs. A program started by the profiled one inherits the
  * environment; without %p in the paths it would overwrite the parent's profile, so it stays idle
@@ -35,7 +36,10 @@ static int owns_output(const char *output) {
 
 __attribute__((constructor)) static void stacksampler_preload_constructor(void) {
     const char *output = getenv(output_variable);
-    if (!output || !*output || ss_secure_execution() || !owns_output(output)) return;
+    const char *listen = getenv(listen_variable);
+    int writes = output && *output, listens = listen && *listen;
+    // A listener (STACKSAMPLER_LISTEN: the HTTP endpoints) needs the Swift part too.
+    if ((!writes && !listens) || ss_secure_execution() || (writes && !owns_output(output))) return;
     const ss_swift_part *part = ss_swift_part_load();
     if (part) part->preload_main();
 }
