@@ -58,8 +58,11 @@ let package = Package(
         // The preload library's own code (C): constructor, C API, loading of the Swift part.
         // No Swift runtime in its dependencies: see no_swift_runtime.c.
         .target(name: "PreloadEntry", dependencies: ["CSupport"], cSettings: engineCFlags),
+        // The HTTP server of the daemon's pull endpoints, over libmicrohttpd (Debian's libmicrohttpd-dev
+        // for the header, libmicrohttpd12 at run time) loaded privately only when a listener is asked for.
+        .target(name: "HTTPServerLibrary", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         // The daemon: continuous windows written, served over HTTP and pushed. No Foundation.
-        .target(name: "StackSamplerDaemon", dependencies: ["StackSampler", "CEngine", "HTTPClientLibrary"], swiftSettings: lightSwift),
+        .target(name: "StackSamplerDaemon", dependencies: ["StackSampler", "CEngine", "HTTPClientLibrary", "HTTPServerLibrary"], swiftSettings: lightSwift),
         // The preload library's Swift part: sessions from the environment and the C API.
         .target(name: "StackSamplerPreload", dependencies: ["StackSampler", "StackSamplerDaemon", "CAPIHeader"], swiftSettings: lightSwift),
         .executableTarget(
@@ -68,6 +71,7 @@ let package = Package(
         ),
         .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "StackSamplerDaemon", "CSupport", "CZlib"],
                     linkerSettings: [.linkedLibrary("z")]),
+        .testTarget(name: "StackSamplerDaemonTests", dependencies: ["StackSamplerDaemon", "CSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: []),
     ]
 )

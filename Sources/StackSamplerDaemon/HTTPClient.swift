@@ -73,7 +73,7 @@ public final class HTTPCancellation: @unchecked Sendable {
 }
 
 /// A response: its status and body, whatever the status.
-public struct HTTPResponse: Sendable, Equatable {
+public struct HTTPClientResponse: Sendable, Equatable {
     /// The HTTP status code.
     public var status: Int
     /// The body.
@@ -111,7 +111,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
 /// Something that makes HTTP requests: `HTTPClient`, or a fake in tests.
 public protocol HTTPTransport: Sendable {
     /// Makes `request` and waits for the whole response (or the request's time bound).
-    func send(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPClientError>
+    func send(_ request: HTTPRequest) -> Result<HTTPClientResponse, HTTPClientError>
 }
 
 /// An HTTP client on libcurl, which it loads privately (`dlopen` with `RTLD_LOCAL`) on the first
@@ -126,7 +126,7 @@ public struct HTTPClient: HTTPTransport {
         ss_libcurl_load() == nil ? String(cString: ss_libcurl_load_error()) : nil
     }
 
-    public func send(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPClientError> {
+    public func send(_ request: HTTPRequest) -> Result<HTTPClientResponse, HTTPClientError> {
         if let reason = Self.unavailableReason() { return .failure(.libraryUnavailable(reason)) }
         let lines = request.headers.map { "\($0.name): \($0.value)" }
         var response = ss_http_response()
@@ -153,7 +153,7 @@ public struct HTTPClient: HTTPTransport {
             return .failure(.transferFailed(url: request.url, reason: reason))
         }
         let body = response.body.map { Array(UnsafeBufferPointer(start: $0, count: response.body_length)) } ?? []
-        return .success(HTTPResponse(status: Int(response.status), body: body))
+        return .success(HTTPClientResponse(status: Int(response.status), body: body))
     }
 }
 

@@ -20,7 +20,7 @@ final class RunningService {
     init(label: String, seconds: Int = 60) throws {
         directory = try ScratchDirectory.make(label)
         process.executableURL = URL(fileURLWithPath: try TestProgram.service.executable())
-        process.arguments = [String(seconds)]
+        process.arguments = [directory + "/stop", String(seconds)]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STACKSAMPLER_") && $0.key != "LD_PRELOAD" }
         environment["LD_PRELOAD"] = try BuildProducts.preloadLibrary()
         environment["STACKSAMPLER_LISTEN"] = "unix"
@@ -43,6 +43,7 @@ final class RunningService {
     }
 
     deinit {
+        FileManager.default.createFile(atPath: directory + "/stop", contents: nil)
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
     }
@@ -60,7 +61,7 @@ extension EndToEnd {
                                               in: service.directory, timeout: .seconds(60))
             #expect(result.termination == .exited(0), "\(result)")
             let folded = try String(contentsOfFile: output, encoding: .utf8)
-            #expect(folded.contains("service_hot"), "\(folded)")
+            #expect(folded.contains("serve_hot"), "\(folded)")
         }
 
         @Test("top PID names the hot function in two plain refreshes", .enabled(if: DaemonServer.isBuilt))
@@ -71,7 +72,7 @@ extension EndToEnd {
                                               in: service.directory, timeout: .seconds(60))
             #expect(result.termination == .exited(0), "\(result)")
             #expect(result.stdout.components(separatedBy: "%Self").count == 3, "\(result.stdout)")
-            #expect(result.stdout.contains("service_hot"), "\(result.stdout)")
+            #expect(result.stdout.contains("serve_hot"), "\(result.stdout)")
             #expect(!result.stdout.contains("\u{1B}["), "escape sequences in plain output")
         }
 

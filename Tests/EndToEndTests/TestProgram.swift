@@ -3,8 +3,6 @@ import Synchronization
 
 /// A workload from Tests/Programs, compiled on first use and cached for the rest of the run.
 enum TestProgram: String, CaseIterable, Sendable {
-    /// A service for the daemon: CPU in `service_hot` (80 %) and `service_cold` for argv[1] seconds.
-    case service
     /// Single-threaded; CPU in `work_fifty` / `work_thirty` / `work_twenty`, 50/30/20, self-measured.
     case split
     /// Eight threads named `worker-N`, each spinning in `worker_N`.
@@ -91,6 +89,8 @@ enum TestProgram: String, CaseIterable, Sendable {
     case asyncStages = "async_stages"
     /// `asyncStages` sampling itself at 1 ms through the C API (Profiler.start): ROUNDS MODE PROFILE.
     case asyncStagesSelf = "async_stages_self"
+    /// A service: spins in `serve_hot` until file STOP exists or SECONDS pass, then exits 3: STOP SECONDS PIDFILE.
+    case service
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -113,8 +113,8 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .threads, .deep, .sleepers, .churn, .stall, .execer, .signalRaces: ["gcc", "-O2", "-pthread"]
-        case .split, .service, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
-             .perfFds, .denyPerfEvents, .pageFaults: ["gcc", "-O2"]
+        case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
+             .perfFds, .denyPerfEvents, .pageFaults, .service: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .inlined: ["gcc", "-O2", "-g"]

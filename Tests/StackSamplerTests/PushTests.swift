@@ -192,13 +192,13 @@ import Testing
     }
 
     @Test func statusesAreClassified() {
-        #expect(PushOutcome.of(.success(HTTPResponse(status: 200))) == .pushed)
-        #expect(PushOutcome.of(.success(HTTPResponse(status: 204))) == .pushed)
-        #expect(PushOutcome.of(.success(HTTPResponse(status: 429, body: Array("slow down\n".utf8)))) == .failed("HTTP 429: slow down"))
-        #expect(PushOutcome.of(.success(HTTPResponse(status: 503))) == .failed("HTTP 503"))
-        #expect(PushOutcome.of(.success(HTTPResponse(status: 408))) == .failed("HTTP 408"))
-        #expect(PushOutcome.of(.success(HTTPResponse(status: 400, body: Array("bad name".utf8)))) == .rejected("HTTP 400: bad name"))
-        #expect(PushOutcome.of(.success(HTTPResponse(status: 401))) == .rejected("HTTP 401"))
+        #expect(PushOutcome.of(.success(HTTPClientResponse(status: 200))) == .pushed)
+        #expect(PushOutcome.of(.success(HTTPClientResponse(status: 204))) == .pushed)
+        #expect(PushOutcome.of(.success(HTTPClientResponse(status: 429, body: Array("slow down\n".utf8)))) == .failed("HTTP 429: slow down"))
+        #expect(PushOutcome.of(.success(HTTPClientResponse(status: 503))) == .failed("HTTP 503"))
+        #expect(PushOutcome.of(.success(HTTPClientResponse(status: 408))) == .failed("HTTP 408"))
+        #expect(PushOutcome.of(.success(HTTPClientResponse(status: 400, body: Array("bad name".utf8)))) == .rejected("HTTP 400: bad name"))
+        #expect(PushOutcome.of(.success(HTTPClientResponse(status: 401))) == .rejected("HTTP 401"))
         #expect(PushOutcome.of(.failure(.transferFailed(url: "u", reason: "refused"))) == .failed("u: refused"))
     }
 }
@@ -206,23 +206,23 @@ import Testing
 /// A transport that answers from a script, and can hold requests until released.
 final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
     private let lock = NSCondition()
-    private var script: [Result<HTTPResponse, HTTPClientError>]
+    private var script: [Result<HTTPClientResponse, HTTPClientError>]
     private var held = false
     private(set) var sent: [HTTPRequest] = []
 
-    init(_ script: [Result<HTTPResponse, HTTPClientError>]) { self.script = script }
+    init(_ script: [Result<HTTPClientResponse, HTTPClientError>]) { self.script = script }
 
     /// Requests wait in `send` until `release()`.
     func hold() { lock.withLock { held = true } }
     func release() { lock.withLock { held = false; lock.broadcast() } }
     var requests: [HTTPRequest] { lock.withLock { sent } }
 
-    func send(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPClientError> {
+    func send(_ request: HTTPRequest) -> Result<HTTPClientResponse, HTTPClientError> {
         lock.withLock {
             sent.append(request)
             lock.broadcast()
             while held { lock.wait() }
-            return script.isEmpty ? .success(HTTPResponse(status: 200)) : script.removeFirst()
+            return script.isEmpty ? .success(HTTPClientResponse(status: 200)) : script.removeFirst()
         }
     }
 
@@ -257,11 +257,11 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
     }
 
     @Test func retriesFailuresAndGivesUpAfterTheAttempts() throws {
-        let refused: Result<HTTPResponse, HTTPClientError> = .failure(.transferFailed(url: "u", reason: "refused"))
+        let refused: Result<HTTPClientResponse, HTTPClientError> = .failure(.transferFailed(url: "u", reason: "refused"))
         // Window 1: fails, fails, succeeds. Window 2: fails three times (given up). Window 3: 503 then 200.
-        let transport = ScriptedTransport([refused, refused, .success(HTTPResponse(status: 200)),
-                                           refused, .success(HTTPResponse(status: 500)), refused,
-                                           .success(HTTPResponse(status: 503)), .success(HTTPResponse(status: 200))])
+        let transport = ScriptedTransport([refused, refused, .success(HTTPClientResponse(status: 200)),
+                                           refused, .success(HTTPClientResponse(status: 500)), refused,
+                                           .success(HTTPClientResponse(status: 503)), .success(HTTPClientResponse(status: 200))])
         let pusher = try PyroscopePusher(settings: PushSettings(url: "http://h"), policy: quick, transport: transport, processName: "app")
         for _ in 0..<3 { pusher.push(handMadeProfile()) }
         let counters = pusher.stop(deadline: .seconds(10))
@@ -274,7 +274,7 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
     }
 
     @Test func aRefusalIsNotRetried() throws {
-        let transport = ScriptedTransport([.success(HTTPResponse(status: 400, body: Array("invalid service name".utf8)))])
+        let transport = ScriptedTransport([.success(HTTPClientResponse(status: 400, body: Array("invalid service name".utf8)))])
         let pusher = try PyroscopePusher(settings: PushSettings(url: "http://h"), policy: quick, transport: transport, processName: "app")
         pusher.push(handMadeProfile())
         pusher.push(handMadeProfile())

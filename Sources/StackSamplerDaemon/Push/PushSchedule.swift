@@ -63,7 +63,7 @@ enum PushOutcome: Equatable {
     /// The outcome of `result`. 429 (too many requests, or Pyroscope's ingestion limit) and 408
     /// (Pyroscope's answer to a body it could not read in time) are transient; another 4xx says
     /// the request itself is wrong (a bad name, bad credentials, a body too large).
-    static func of(_ result: Result<HTTPResponse, HTTPClientError>) -> PushOutcome {
+    static func of(_ result: Result<HTTPClientResponse, HTTPClientError>) -> PushOutcome {
         switch result {
         case .failure(let error): return .failed(error.description)
         case .success(let response):
