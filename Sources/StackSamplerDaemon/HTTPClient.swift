@@ -2,7 +2,7 @@ import Glibc
 import HTTPClientLibrary
 
 /// One HTTP request: GET or POST, over TCP or a unix socket, with bounds on its time.
-public struct HTTPRequest: Sendable, Equatable {
+public struct HTTPClientRequest: Sendable, Equatable {
     /// The HTTP method.
     public enum Method: String, Sendable {
         case get = "GET"
@@ -47,7 +47,7 @@ public struct HTTPRequest: Sendable, Equatable {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 
-    public static func == (left: HTTPRequest, right: HTTPRequest) -> Bool {
+    public static func == (left: HTTPClientRequest, right: HTTPClientRequest) -> Bool {
         left.method == right.method && left.url == right.url && left.unixSocketPath == right.unixSocketPath
             && left.headers.map(\.name) == right.headers.map(\.name) && left.headers.map(\.value) == right.headers.map(\.value)
             && left.body == right.body && left.connectTimeoutMilliseconds == right.connectTimeoutMilliseconds
@@ -111,7 +111,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
 /// Something that makes HTTP requests: `HTTPClient`, or a fake in tests.
 public protocol HTTPTransport: Sendable {
     /// Makes `request` and waits for the whole response (or the request's time bound).
-    func send(_ request: HTTPRequest) -> Result<HTTPClientResponse, HTTPClientError>
+    func send(_ request: HTTPClientRequest) -> Result<HTTPClientResponse, HTTPClientError>
 }
 
 /// An HTTP client on libcurl, which it loads privately (`dlopen` with `RTLD_LOCAL`) on the first
@@ -126,7 +126,7 @@ public struct HTTPClient: HTTPTransport {
         ss_libcurl_load() == nil ? String(cString: ss_libcurl_load_error()) : nil
     }
 
-    public func send(_ request: HTTPRequest) -> Result<HTTPClientResponse, HTTPClientError> {
+    public func send(_ request: HTTPClientRequest) -> Result<HTTPClientResponse, HTTPClientError> {
         if let reason = Self.unavailableReason() { return .failure(.libraryUnavailable(reason)) }
         let lines = request.headers.map { "\($0.name): \($0.value)" }
         var response = ss_http_response()

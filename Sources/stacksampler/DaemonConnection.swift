@@ -82,7 +82,7 @@ struct DaemonConnection {
     /// `GET path` (with its query) from the daemon, waiting up to `seconds` more than the usual
     /// bounds; the body of a 200, else an error with the daemon's own text.
     func get(_ pathAndQuery: String, seconds: Int) throws -> [UInt8] {
-        let request = HTTPRequest(url: baseURL + pathAndQuery, unixSocketPath: unixSocketPath, connectTimeoutMilliseconds: 5000,
+        let request = HTTPClientRequest(url: baseURL + pathAndQuery, unixSocketPath: unixSocketPath, connectTimeoutMilliseconds: 5000,
                                   totalTimeoutMilliseconds: (seconds + 30) * 1000, maxResponseBytes: 512 << 20)
         switch HTTPClient().send(request) {
         case .failure(.libraryUnavailable(let reason)):

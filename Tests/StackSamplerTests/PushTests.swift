@@ -208,16 +208,16 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
     private let lock = NSCondition()
     private var script: [Result<HTTPClientResponse, HTTPClientError>]
     private var held = false
-    private(set) var sent: [HTTPRequest] = []
+    private(set) var sent: [HTTPClientRequest] = []
 
     init(_ script: [Result<HTTPClientResponse, HTTPClientError>]) { self.script = script }
 
     /// Requests wait in `send` until `release()`.
     func hold() { lock.withLock { held = true } }
     func release() { lock.withLock { held = false; lock.broadcast() } }
-    var requests: [HTTPRequest] { lock.withLock { sent } }
+    var requests: [HTTPClientRequest] { lock.withLock { sent } }
 
-    func send(_ request: HTTPRequest) -> Result<HTTPClientResponse, HTTPClientError> {
+    func send(_ request: HTTPClientRequest) -> Result<HTTPClientResponse, HTTPClientError> {
         lock.withLock {
             sent.append(request)
             lock.broadcast()
@@ -415,7 +415,7 @@ extension ProfilerAPITests {
             let receiver = IngestReceiver()
             try receiver.start()
             receiver.stop()
-            let result = HTTPClient().send(HTTPRequest(url: receiver.url + "/x", connectTimeoutMilliseconds: 2000))
+            let result = HTTPClient().send(HTTPClientRequest(url: receiver.url + "/x", connectTimeoutMilliseconds: 2000))
             guard case .failure(.transferFailed(let url, let reason)) = result else { Issue.record("\(result)"); return }
             #expect(url == receiver.url + "/x")
             #expect(reason.lowercased().contains("connect"), "\(reason)")

@@ -110,13 +110,13 @@ public enum PyroscopeIngest {
     /// The full request of one window: `POST BASE/ingest?QUERY` with the pprof as its body.
     /// `base` is the back end's URL as configured (a trailing `/` is dropped).
     public static func request(base: String, name: PyroscopeAppName, profile: Profile, pprof: [UInt8],
-                               headers: [(name: String, value: String)], timeoutMilliseconds: Int) -> HTTPRequest {
+                               headers: [(name: String, value: String)], timeoutMilliseconds: Int) -> HTTPClientRequest {
         var base = base
         while base.hasSuffix("/") { base.removeLast() }
         let query = query(name: name, realtimeStartNanoseconds: profile.realtimeStartNanoseconds,
                           durationNanoseconds: profile.durationNanoseconds, period: profile.configuration?.period)
         let fields = [("Content-Type", "application/octet-stream"), ("User-Agent", "stacksampler")] + headers
-        return HTTPRequest(method: .post, url: "\(base)/ingest?\(query)", headers: fields.map { (name: $0.0, value: $0.1) },
+        return HTTPClientRequest(method: .post, url: "\(base)/ingest?\(query)", headers: fields.map { (name: $0.0, value: $0.1) },
                            body: pprof, connectTimeoutMilliseconds: min(timeoutMilliseconds, 5000),
                            totalTimeoutMilliseconds: timeoutMilliseconds, maxResponseBytes: 1 << 20)
     }

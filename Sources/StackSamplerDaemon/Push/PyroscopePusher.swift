@@ -159,7 +159,7 @@ public final class PyroscopePusher: @unchecked Sendable {
     }
 
     /// The request of one window; the pprof is rendered once, at the first attempt.
-    private func request(for window: PendingWindow, timeoutMilliseconds: Int) throws(PushError) -> HTTPRequest {
+    private func request(for window: PendingWindow, timeoutMilliseconds: Int) throws(PushError) -> HTTPClientRequest {
         if window.pprof == nil { window.pprof = window.profile.rendered(as: .pprof) }
         var headers: [(name: String, value: String)] = []
         if let tenant = settings.tenant { headers.append(("X-Scope-OrgID", tenant)) }
