@@ -50,21 +50,28 @@ let package = Package(
         // Those four libraries loaded privately on first use, through tables of their functions.
         .target(name: "SymbolLibraries", dependencies: ["CElf", "CDw", "CLzma", "CZlib"], cSettings: engineCFlags,
                 linkerSettings: [.linkedLibrary("dl")]),
+        // libcurl loaded privately on first use, through a table of its functions, and one whole
+        // request in C (curl_easy_setopt is variadic). Debian's libcurl4-openssl-dev for the header.
+        .target(name: "HTTPClientLibrary", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl")]),
         // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation.
         .target(name: "StackSampler", dependencies: ["CEngine", "SymbolLibraries"], swiftSettings: lightSwift),
         // The preload library's own code (C): constructor, C API, loading of the Swift part.
         // No Swift runtime in its dependencies: see no_swift_runtime.c.
         .target(name: "PreloadEntry", dependencies: ["CSupport"], cSettings: engineCFlags),
+        // The HTTP server of the daemon's pull endpoints, over libmicrohttpd (Debian's libmicrohttpd-dev
+        // for the header, libmicrohttpd12 at run time) loaded privately only when a listener is asked for.
+        .target(name: "HTTPServerLibrary", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         // The daemon: continuous windows written, served over HTTP and pushed. No Foundation.
-        .target(name: "StackSamplerDaemon", dependencies: ["StackSampler"], swiftSettings: lightSwift),
+        .target(name: "StackSamplerDaemon", dependencies: ["StackSampler", "CEngine", "HTTPClientLibrary", "HTTPServerLibrary"], swiftSettings: lightSwift),
         // The preload library's Swift part: sessions from the environment and the C API.
         .target(name: "StackSamplerPreload", dependencies: ["StackSampler", "StackSamplerDaemon", "CAPIHeader"], swiftSettings: lightSwift),
         .executableTarget(
             name: "stacksampler",
             dependencies: ["StackSampler", "StackSamplerDaemon", "CSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "CSupport", "CZlib"],
+        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "StackSamplerDaemon", "CSupport", "CZlib"],
                     linkerSettings: [.linkedLibrary("z")]),
+        .testTarget(name: "StackSamplerDaemonTests", dependencies: ["StackSamplerDaemon", "CSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: []),
     ]
 )

@@ -6,9 +6,12 @@ set -euo pipefail
 # benchmark's reference walk (Scripts/bench/unwind_probe.c) use it. rustc: a test profiles a
 # real Rust program (8 KiB alternate signal stacks on every thread). chromium, python3 and
 # fonts-dejavu-core: a test opens the flame graph SVG in headless Chromium and clicks it;
-# golang-go: a test reads our pprof files with `go tool pprof`.
+# golang-go: a test reads our pprof files with `go tool pprof`. libmicrohttpd-dev (header) and
+# libmicrohttpd12 (loaded at run time, only when STACKSAMPLER_LISTEN asks for a listener): the HTTP
+# endpoints, which a test fetches with curl. libcurl4-openssl-dev: the HTTP client's header
+# (libcurl itself is loaded with dlopen only when the daemon pushes or the CLI fetches).
 required=(libunwind-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev gcc rustc
-          chromium python3 fonts-dejavu-core golang-go)
+          chromium python3 fonts-dejavu-core golang-go libmicrohttpd-dev libmicrohttpd12 curl libcurl4-openssl-dev)
 missing=()
 for pkg in "${required[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -26,10 +26,11 @@ private struct PreloadSession: Sendable {
 private let preloadSession = Mutex<PreloadSession?>(nil)
 
 /// Called by the preload library's constructor before `main` when `STACKSAMPLER_OUTPUT` is set
-/// and this process owns the output: starts sampling, and arranges for the profile to be
-/// written at exit.
+/// and this process owns the output, or `STACKSAMPLER_LISTEN` is set: starts the HTTP endpoints
+/// if asked, starts sampling if asked, and arranges for the profile to be written at exit.
 @_cdecl("stacksampler_preload_main")
 public func stacksamplerPreloadMain() {
+    startProfileServerIfAsked()
     let settings: PreloadSettings
     do {
         guard let read = try PreloadSettings.fromEnvironment() else { return }

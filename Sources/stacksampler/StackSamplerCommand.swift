@@ -9,7 +9,7 @@ struct StackSamplerCommand {
         static let configuration = CommandConfiguration(
             commandName: "stacksampler",
             abstract: "A sampling profiler for Linux programs: record one, get flame graphs, pprof or speedscope profiles.",
-            subcommands: [RecordCommand.self, ReportCommand.self, DiffCommand.self]
+            subcommands: [RecordCommand.self, ReportCommand.self, DiffCommand.self, ProfileCommand.self, TopCommand.self]
         )
     }
 

@@ -92,6 +92,8 @@ enum TestProgram: String, CaseIterable, Sendable {
     case asyncStages = "async_stages"
     /// `asyncStages` sampling itself at 1 ms through the C API (Profiler.start): ROUNDS MODE PROFILE.
     case asyncStagesSelf = "async_stages_self"
+    /// A service: spins in `serve_hot` until file STOP exists or SECONDS pass, then exits 3: STOP SECONDS PIDFILE.
+    case service
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -115,7 +117,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .threads, .deep, .sleepers, .churn, .stall, .execer, .signalRaces, .windowService: ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
-             .perfFds, .denyPerfEvents, .pageFaults: ["gcc", "-O2"]
+             .perfFds, .denyPerfEvents, .pageFaults, .service: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .inlined: ["gcc", "-O2", "-g"]

@@ -1,0 +1,129 @@
+import Glibc
+import StackSampler
+
+/// Why pushing cannot start: the message says what was given and what to give.
+public enum PushError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A setting, or a combination of settings, that cannot be used.
+    case invalid(String)
+    /// The push thread could not be started.
+    case cannotStart(String)
+
+    public var description: String {
+        switch self {
+        case .invalid(let message): message
+        case .cannotStart(let reason): "cannot start the push thread: \(reason)"
+        }
+    }
+}
+
+/// How pushes authenticate.
+public enum PushCredentials: Sendable, Equatable {
+    /// No Authorization header.
+    case none
+    /// `Authorization: Basic …` of `user:password`.
+    case basic(user: String, password: String)
+    /// `Authorization: Bearer TOKEN`.
+    case bearer(String)
+    /// Read from this file at each push (so a rotated secret is picked up): `USER:PASSWORD` for
+    /// basic authentication, else a bearer token; surrounding white space ignored.
+    case file(String)
+
+    /// The Authorization header for these credentials; a `.file` that cannot be read is an error.
+    public func authorizationHeader() throws(PushError) -> String? {
+        switch self {
+        case .none: return nil
+        case .basic(let user, let password): return "Basic \(Base64.encoded(Array("\(user):\(password)".utf8)))"
+        case .bearer(let token): return "Bearer \(token)"
+        case .file(let path):
+            guard let text = readSmallFile(path)?.trimmingSpaces else {
+                throw .invalid("cannot read the push credentials file \(path): \(String(cString: strerror(errno)))")
+            }
+            guard !text.isEmpty else { throw .invalid("the push credentials file \(path) is empty") }
+            return try PushCredentials.parsed(text, source: path).authorizationHeader()
+        }
+    }
+
+    /// `USER:PASSWORD` as basic credentials, anything else as a bearer token.
+    static func parsed(_ text: String, source: String) -> PushCredentials {
+        guard let colon = text.firstIndex(of: ":") else { return .bearer(text) }
+        return .basic(user: String(text[..<colon]), password: String(text[text.index(after: colon)...]))
+    }
+}
+
+/// The push settings of a process, from `SessionSettings`' variables: `STACKSAMPLER_PUSH` (the
+/// back end), `STACKSAMPLER_APP_NAME`, `STACKSAMPLER_PUSH_TENANT`, `STACKSAMPLER_PUSH_BASIC_AUTH`,
+/// `STACKSAMPLER_PUSH_TOKEN`, `STACKSAMPLER_PUSH_CREDENTIALS_FILE`, `STACKSAMPLER_PUSH_QUEUE`.
+public struct PushSettings: Sendable, Equatable {
+    /// The back end's URL (`http://` or `https://`); `/ingest` is appended.
+    public var url: String
+    /// The application name and labels; nil: the process's name, made acceptable.
+    public var appName: PyroscopeAppName?
+    /// Sent as `X-Scope-OrgID`.
+    public var tenant: String?
+    /// How pushes authenticate.
+    public var credentials: PushCredentials
+    /// Windows waiting at most; the oldest is dropped for a new one beyond it.
+    public var queueLength: Int
+
+    /// Settings for pushing to `url`.
+    public init(url: String, appName: PyroscopeAppName? = nil, tenant: String? = nil, credentials: PushCredentials = .none,
+                queueLength: Int = 8) {
+        self.url = url
+        self.appName = appName
+        self.tenant = tenant
+        self.credentials = credentials
+        self.queueLength = queueLength
+    }
+
+    /// The settings in the environment; nil when `STACKSAMPLER_PUSH` is unset (no push). The
+    /// error names the variable and what it takes.
+    public static func fromEnvironment() throws(PushError) -> PushSettings? {
+        try read { getenv($0).map { String(cString: $0) } }
+    }
+
+    /// The settings from `variable` (the environment's lookup, or a table in tests).
+    public static func read(_ variable: (String) -> String?) throws(PushError) -> PushSettings? {
+        func value<Value>(_ setting: Setting<Value>) throws(PushError) -> Value? {
+            guard let text = variable(setting.variable) else { return nil }
+            do { return try setting.parse(text, from: .environment) } catch { throw .invalid(error.description) }
+        }
+        guard let url = try value(SessionSettings.push) else { return nil }
+        var settings = PushSettings(url: url)
+        if let name = try value(SessionSettings.appName) {
+            do { settings.appName = try PyroscopeAppName(parsing: name) } catch {
+                throw .invalid("\(SessionSettings.appName.variable)=\(name): \(error.description)")
+            }
+        }
+        if let tenant = try value(SessionSettings.pushTenant), !tenant.isEmpty { settings.tenant = tenant }
+        let basic = try value(SessionSettings.pushBasicAuth)
+        let token = try value(SessionSettings.pushToken).flatMap { $0.isEmpty ? nil : $0 }
+        let file = try value(SessionSettings.pushCredentialsFile).flatMap { $0.isEmpty ? nil : $0 }
+        let given = [(SessionSettings.pushBasicAuth.variable, basic != nil), (SessionSettings.pushToken.variable, token != nil),
+                     (SessionSettings.pushCredentialsFile.variable, file != nil)].filter(\.1).map(\.0)
+        guard given.count <= 1 else {
+            throw .invalid("\(given.joined(separator: " and ")) are both set; give the push credentials one way only")
+        }
+        if let basic { settings.credentials = PushCredentials.parsed(basic, source: SessionSettings.pushBasicAuth.variable) }
+        if let token { settings.credentials = .bearer(token) }
+        if let file { settings.credentials = .file(file) }
+        if let queue = try value(SessionSettings.pushQueue) { settings.queueLength = queue }
+        return settings
+    }
+}
+
+/// The contents of a file of at most 64 KiB as text; nil (errno set) when it cannot be read.
+func readSmallFile(_ path: String) -> String? {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while bytes.count < 65536 {
+        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count >= 0 else { return nil }
+        if count == 0 { break }
+        bytes += chunk[..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}

@@ -1,0 +1,166 @@
+import CEngine
+import Glibc
+import HTTPServerLibrary
+import StackSampler
+import Synchronization
+
+/// The daemon's HTTP pull endpoints (see `Routes`), served from inside the profiled process on
+/// the addresses asked for and always on the default per-process socket
+/// (`ServiceSocket.defaultPath`). libmicrohttpd is loaded (privately) only when a server is made.
+/// One profile is taken at a time; other requests are answered meanwhile.
+public final class ProfileServer: Sendable {
+    /// What the server listens on, as written in the setting (`unix:PATH` for the default socket).
+    public let addresses: [String]
+    private let core: ServerCore
+    private let binding: HTTPServerBinding
+    private let sockets: [ListeningSocket]
+    /// The process that made the server: a forked child inherits the object but none of its threads.
+    private let ownerPID: pid_t
+    private let stopped = Atomic<Bool>(false)
+
+    /// Listens on `listen` and on the default per-process socket, and serves `provider`'s profiles
+    /// of at most `maxSeconds`. Throws, saying why, in secure-execution mode (setuid and the like:
+    /// the environment that asked for a listener belongs to a less privileged user) or if a listener
+    /// asked for cannot be opened. A default socket that cannot be opened (its directory not a
+    /// private one of this user) is left out with one line on standard error; it throws only when
+    /// it is the only listener.
+    public init(listen: [ListenAddress], provider: any ProfileProvider, maxSeconds: Int,
+                limits: HTTPServerLimits = HTTPServerLimits()) throws(ProfileServerError) {
+        guard ss_http_secure_execution() == 0 else {
+            throw ProfileServerError("secure-execution mode (setuid, setgid or file capabilities): not listening, since the environment that asks for it belongs to a less privileged user")
+        }
+        guard (1...3600).contains(maxSeconds) else { throw ProfileServerError("the longest request must be from 1 to 3600 seconds, not \(maxSeconds)") }
+        let uid = getuid()
+        let defaultPath = ServiceSocket.defaultPath(pid: getpid(), uid: uid)
+        var opened: [ListeningSocket] = []
+        do throws(ProfileServerError) {
+            for address in listen where address != .defaultSocket && address != .unix(path: defaultPath) {
+                opened.append(try ListeningSocket.open(address, defaultPath: defaultPath, uid: uid))
+            }
+            do throws(ProfileServerError) {
+                try SocketDirectory.prepare(ServiceSocket.directory(uid: uid), uid: uid)
+                opened.append(try ListeningSocket.open(.defaultSocket, defaultPath: defaultPath, uid: uid))
+            } catch {
+                guard !opened.isEmpty else { throw error }
+                writeStandardError("stacksampler: \(error.description)\n")
+            }
+        } catch {
+            for socket in opened {
+                close(socket.descriptor)
+                socket.removeFile()
+            }
+            throw error
+        }
+        let core = ServerCore(provider: provider, maxSeconds: maxSeconds)
+        let binding: HTTPServerBinding
+        do throws(ProfileServerError) {
+            binding = try HTTPServerBinding(descriptors: opened.map(\.descriptor), limits: limits) { core.handle($0) }
+            try binding.start()
+        } catch {
+            opened.forEach { $0.removeFile() }
+            throw error
+        }
+        self.core = core
+        self.binding = binding
+        sockets = opened
+        addresses = opened.map { $0.address == .defaultSocket ? "unix:\(defaultPath)" : $0.address.description }
+        ownerPID = getpid()
+    }
+
+    /// Stops listening: a profile being taken is answered 503, the sockets are closed and the
+    /// socket files removed. Idempotent; does nothing in a forked child (whose parent still serves).
+    public func stop() {
+        guard getpid() == ownerPID, !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        binding.stop()
+        sockets.forEach { $0.removeFile() }
+    }
+
+    deinit {
+        stop()
+    }
+}
+
+/// What the loop's thread does with each request: routes it, answers at once, or takes the
+/// profile on a worker thread of its own (unsampled), one at a time.
+private final class ServerCore: Sendable {
+    let provider: any ProfileProvider
+    let maxSeconds: Int
+    /// While a profile is being taken: when it should end (CLOCK_MONOTONIC ns), for Retry-After.
+    let profiling = Mutex<UInt64?>(nil)
+
+    init(provider: any ProfileProvider, maxSeconds: Int) {
+        self.provider = provider
+        self.maxSeconds = maxSeconds
+    }
+
+    func handle(_ request: HTTPRequest) {
+        let route = Routes.route(method: request.method, path: request.path, arguments: request.arguments,
+                                 hasBody: request.hasBody, maxSeconds: maxSeconds)
+        switch route {
+        case .respond(let response): request.respond(response)
+        case .status: request.respond(Routes.statusResponse(provider.status()))
+        case .profile(let query): startProfile(query, for: request)
+        }
+    }
+
+    /// Takes the profile slot and hands the request to a worker, or answers 429 at once.
+    private func startProfile(_ query: ProfileQuery, for request: HTTPRequest) {
+        let now = ss_now_ns()
+        let busyUntil: UInt64? = profiling.withLock { slot in
+            if let end = slot { return end }
+            slot = now &+ UInt64(query.seconds) &* 1_000_000_000
+            return nil
+        }
+        if let busyUntil {
+            let remaining = busyUntil > now ? Int((busyUntil - now + 999_999_999) / 1_000_000_000) : 1
+            request.respond(Routes.busy(retryAfter: remaining))
+            return
+        }
+        guard request.deferAnswer() else {
+            profiling.withLock { $0 = nil }
+            request.respond(.error(503, "the profiling server is stopping"))
+            return
+        }
+        let work = Work { [self] in
+            let response: HTTPResponse = switch provider.profile(seconds: query.seconds, mode: query.mode) {
+            case .success(let profile): Routes.response(for: profile, query)
+            case .failure(let error): Routes.response(for: error)
+            }
+            // Free the slot before answering, so a client's next request is not refused.
+            profiling.withLock { $0 = nil }
+            request.respond(response)
+        }
+        let context = Unmanaged.passRetained(work).toOpaque()
+        var thread = pthread_t()
+        let status = ss_spawn_unsampled_thread(&thread, { context in
+            Unmanaged<Work>.fromOpaque(context!).takeRetainedValue().body()
+            return nil
+        }, context)
+        if status == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<Work>.fromOpaque(context).release()
+            profiling.withLock { $0 = nil }
+            request.respond(.error(503, "cannot start a thread to take the profile: \(String(cString: strerror(status)))"))
+        }
+    }
+}
+
+/// A closure for a worker thread.
+private final class Work: Sendable {
+    let body: @Sendable () -> Void
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        self.body = body
+    }
+}
+
+/// Writes `text` to standard error, whole.
+func writeStandardError(_ text: String) {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        guard written > 0 else { return }
+        bytes = bytes.dropFirst(written)
+    }
+}

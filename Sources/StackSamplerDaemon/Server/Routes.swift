@@ -1,0 +1,211 @@
+import StackSampler
+
+/// A profile a request asks for, and how its answer is shaped.
+public struct ProfileQuery: Sendable, Equatable {
+    /// The span to profile, in seconds.
+    public var seconds: Int
+    public var mode: SamplingMode
+    public var format: OutputFormat
+    /// The file name offered for a download (pprof), if any.
+    public var attachmentName: String?
+}
+
+/// What the server does with a request.
+public enum Route: Sendable, Equatable {
+    /// Answer this at once.
+    case respond(HTTPResponse)
+    /// Take this profile (seconds long), then answer with it.
+    case profile(ProfileQuery)
+    /// Answer with the provider's status.
+    case status
+}
+
+/// The endpoints, as pure decisions from a request's method, path and query to a route; no
+/// sockets. The paths and their behaviour are a contract (the CLI client, Go's pprof tool,
+/// Parca and Grafana Alloy depend on them):
+///
+/// - `/debug/pprof/profile?seconds=N`: as Go's net/http/pprof: N seconds of CPU samples,
+///   gzip-compressed profile.proto, `application/octet-stream`, `attachment; filename="profile"`.
+/// - `/debug/stacksampler/wall?seconds=N`: the same in wall mode.
+/// - `/debug/stacksampler/profile?seconds=N&mode=cpu|wall&format=pprof|folded|svg|speedscope`.
+/// - `/debug/stacksampler/flamegraph.svg?seconds=N&mode=…` and `/debug/stacksampler/folded?…`.
+/// - `/debug/stacksampler/status`: the provider's JSON.
+/// - `/debug/pprof/` (and `/debug/stacksampler/`): an index of these.
+///
+/// Errors: 400 for a bad parameter (the text names it and what is accepted), 404 for an unknown
+/// path, 405 for a method other than GET or HEAD. One difference from Go on purpose: Go takes a
+/// `seconds` that is not a positive integer as 30; here it is a 400, since a mistyped value would
+/// otherwise hold the one profile slot for 30 s. A missing or empty `seconds` is 30 s, as in Go
+/// (less if the server's bound is lower).
+public enum Routes {
+    /// The default span, as Go's.
+    public static let defaultSeconds = 30
+
+    /// The route for a request. `arguments` are the query's, percent-decoded, in order (a nil
+    /// value for a name without `=`); `hasBody` whether the request announced a body.
+    public static func route(method: String, path: String, arguments: [(name: String, value: String?)], hasBody: Bool,
+                             maxSeconds: Int) -> Route {
+        guard let endpoint = Endpoint(path: path) else {
+            return .respond(.error(404, "404 page not found: no endpoint \(printable(path)); see /debug/pprof/ for the list"))
+        }
+        guard method == "GET" || method == "HEAD" else {
+            return .respond(.error(405, "method \(printable(method)) not allowed; use GET", extraHeaders: [HTTPHeader("Allow", "GET, HEAD")]))
+        }
+        guard !hasBody else { return .respond(.error(400, "these endpoints take no request body")) }
+        var query = Query(arguments)
+        switch endpoint {
+        case .index: return .respond(index)
+        case .status: return .status
+        case .goProfile:
+            return profile(&query, maxSeconds: maxSeconds, mode: .cpu, format: .pprof, attachment: "profile")
+        case .wall:
+            return profile(&query, maxSeconds: maxSeconds, mode: .wall, format: .pprof, attachment: "wall")
+        case .general:
+            return profile(&query, maxSeconds: maxSeconds, mode: nil, format: nil, attachment: "profile.pb.gz")
+        case .flameGraph:
+            return profile(&query, maxSeconds: maxSeconds, mode: nil, format: .svg, attachment: nil)
+        case .folded:
+            return profile(&query, maxSeconds: maxSeconds, mode: nil, format: .folded, attachment: nil)
+        }
+    }
+
+    /// The answer carrying `profile` rendered as `query` asks.
+    public static func response(for profile: Profile, _ query: ProfileQuery) -> HTTPResponse {
+        var headers = [HTTPHeader("Content-Type", contentType(of: query.format)), HTTPHeader("X-Content-Type-Options", "nosniff")]
+        if query.format == .pprof, let name = query.attachmentName {
+            headers.append(HTTPHeader("Content-Disposition", "attachment; filename=\"\(name)\""))
+        }
+        return HTTPResponse(status: 200, headers: headers, body: profile.rendered(as: query.format))
+    }
+
+    /// The answer when the provider could not take the profile.
+    public static func response(for error: ProfileRequestError) -> HTTPResponse {
+        switch error {
+        case .modeConflict: .error(409, error.description)
+        case .busy: busy(retryAfter: 1)
+        case .unavailable: .error(503, error.description)
+        }
+    }
+
+    /// 429: another profile is being taken; try again after `seconds`.
+    public static func busy(retryAfter seconds: Int) -> HTTPResponse {
+        .error(429, ProfileRequestError.busy.description, extraHeaders: [HTTPHeader("Retry-After", String(max(1, seconds)))])
+    }
+
+    /// The answer carrying the provider's status line.
+    public static func statusResponse(_ json: String) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "application/json"), HTTPHeader("X-Content-Type-Options", "nosniff")],
+                     body: Array((json.hasSuffix("\n") ? json : json + "\n").utf8))
+    }
+
+    private static func contentType(of format: OutputFormat) -> String {
+        switch format {
+        case .pprof: "application/octet-stream"
+        case .svg: "image/svg+xml"
+        case .folded: "text/plain; charset=utf-8"
+        case .speedscope: "application/json"
+        }
+    }
+
+    /// A profile route, or a 400 naming the bad parameter. `mode` and `format` nil: taken from the query.
+    private static func profile(_ query: inout Query, maxSeconds: Int, mode fixedMode: SamplingMode?, format fixedFormat: OutputFormat?,
+                                attachment: String?) -> Route {
+        do throws(HTTPResponse) {
+            let seconds = try query.integer("seconds", in: 1...maxSeconds, default: min(defaultSeconds, maxSeconds))
+            var mode = fixedMode ?? .cpu
+            if fixedMode == nil { mode = try query.choice("mode", SamplingMode.allCases, default: .cpu) }
+            var format = fixedFormat ?? .pprof
+            if fixedFormat == nil { format = try query.choice("format", OutputFormat.allCases, default: .pprof) }
+            return .profile(ProfileQuery(seconds: seconds, mode: mode, format: format, attachmentName: format == .pprof ? attachment : nil))
+        } catch {
+            return .respond(error)
+        }
+    }
+
+    /// The endpoints, by path.
+    private enum Endpoint {
+        case index, status, goProfile, wall, general, flameGraph, folded
+
+        init?(path: String) {
+            switch path {
+            case "/debug/pprof/", "/debug/pprof", "/debug/stacksampler/", "/debug/stacksampler": self = .index
+            case "/debug/pprof/profile": self = .goProfile
+            case "/debug/stacksampler/wall": self = .wall
+            case "/debug/stacksampler/profile": self = .general
+            case "/debug/stacksampler/flamegraph.svg": self = .flameGraph
+            case "/debug/stacksampler/folded": self = .folded
+            case "/debug/stacksampler/status": self = .status
+            default: return nil
+            }
+        }
+    }
+
+    /// The index page: the endpoints and what they take.
+    private static let index: HTTPResponse = {
+        let rows = [
+            ("/debug/pprof/profile?seconds=30", "CPU profile of the next N seconds, gzip-compressed profile.proto (go tool pprof URL)"),
+            ("/debug/stacksampler/wall?seconds=30", "the same in wall-clock mode (running and blocked threads)"),
+            ("/debug/stacksampler/flamegraph.svg?seconds=10&mode=cpu", "interactive flame graph of the next N seconds (mode cpu or wall)"),
+            ("/debug/stacksampler/folded?seconds=10&mode=cpu", "collapsed stacks of the next N seconds, text"),
+            ("/debug/stacksampler/profile?seconds=10&mode=cpu&format=pprof", "any format: pprof, folded, svg or speedscope"),
+            ("/debug/stacksampler/status", "what the profiler does, as JSON"),
+        ]
+        var html = "<html>\n<head><title>/debug/pprof/</title></head>\n<body>\n<p>StackSampler profiling endpoints (one profile at a time):</p>\n<ul>\n"
+        for (link, text) in rows {
+            html += "<li><a href=\"\(link.replacingAmpersands)\">\(link.replacingAmpersands)</a>: \(text)</li>\n"
+        }
+        html += "</ul>\n</body>\n</html>\n"
+        return HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "text/html; charset=utf-8"), HTTPHeader("X-Content-Type-Options", "nosniff")],
+                            body: Array(html.utf8))
+    }()
+
+    /// `text` made safe to echo in a plain-text error: printable ASCII, at most 100 characters.
+    private static func printable(_ text: String) -> String {
+        let shown = text.unicodeScalars.prefix(100).map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7f ? String($0) : "?" }.joined()
+        return "'" + shown + (text.unicodeScalars.count > 100 ? "…'" : "'")
+    }
+
+    /// A request's query arguments, checked one parameter at a time.
+    private struct Query {
+        let arguments: [(name: String, value: String?)]
+
+        init(_ arguments: [(name: String, value: String?)]) {
+            self.arguments = arguments
+        }
+
+        /// The value of `name`: nil if absent or empty; 400 if given more than once.
+        func value(_ name: String) throws(HTTPResponse) -> String? {
+            let values = arguments.filter { $0.name == name }
+            guard values.count <= 1 else { throw .error(400, "bad \(name): given \(values.count) times; give it once") }
+            guard let value = values.first?.value, !value.isEmpty else { return nil }
+            return value
+        }
+
+        func integer(_ name: String, in range: ClosedRange<Int>, default fallback: Int) throws(HTTPResponse) -> Int {
+            guard let text = try value(name) else { return fallback }
+            let accepted = "must be a whole number of seconds from \(range.lowerBound) to \(range.upperBound)"
+            guard text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  let number = Int(text) else {
+                throw .error(400, "bad \(name): \(Routes.printable(text)) \(accepted)")
+            }
+            guard range.contains(number) else {
+                throw .error(400, "bad \(name): \(number) \(accepted) (the server's bound, STACKSAMPLER_MAX_REQUEST_SECONDS, is \(range.upperBound))")
+            }
+            return number
+        }
+
+        func choice<Value: RawRepresentable<String>>(_ name: String, _ values: [Value], default fallback: Value) throws(HTTPResponse) -> Value {
+            guard let text = try value(name) else { return fallback }
+            guard let chosen = values.first(where: { $0.rawValue == text }) else {
+                throw .error(400, "bad \(name): \(Routes.printable(text)) must be one of \(values.map(\.rawValue).joined(separator: ", "))")
+            }
+            return chosen
+        }
+    }
+}
+
+extension HTTPResponse: Error {}
+
+private extension String {
+    var replacingAmpersands: String { split(separator: "&", omittingEmptySubsequences: false).joined(separator: "&amp;") }
+}

@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import StackSampler
+import StackSamplerDaemon
+
+/// `stacksampler profile PID --seconds 10 -o out.svg`: the profile of the next seconds of a
+/// running process, from its daemon (started with the preload library).
+struct ProfileCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "profile",
+        abstract: "Fetch the profile of the next seconds from a running process started with the preload library.",
+        discussion: """
+            The process is reached at its STACKSAMPLER_LISTEN address (unix:PATH or HOST:PORT), else at its \
+            default socket /tmp/stacksampler-UID/PID.sock. \
+            Start it with e.g. LD_PRELOAD=/path/to/libStackSamplerPreload.so STACKSAMPLER_LISTEN=unix ./service
+            Example: stacksampler profile 1234 --seconds 10 -o service.svg
+            """
+    )
+
+    @Argument(help: "The process id.")
+    var pid: Int32
+
+    @Option(help: "How long to sample, in whole seconds.")
+    var seconds = 10
+
+    @Option(help: "cpu or wall.")
+    var mode = "cpu"
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard seconds >= 1 else { throw ValidationError("--seconds \(seconds) must be at least 1") }
+        _ = try SessionSettings.mode.parse(mode, from: .commandLine)
+    }
+
+    func run() throws {
+        let mode = try SessionSettings.mode.parse(mode, from: .commandLine)
+        let targets = output.targets(fallback: ["stacksampler.folded"])
+        do {
+            let connection = try DaemonConnection.find(pid: pid)
+            let formats = Set(targets.map(\.format))
+            if formats.count == 1, let format = formats.first {
+                // One format: written exactly as the daemon renders it.
+                let bytes = try connection.get(DaemonConnection.profilePath(seconds: seconds, mode: mode, format: format), seconds: seconds)
+                for target in targets { try write(bytes, to: target) }
+            } else {
+                // Several: one span, fetched as collapsed stacks and rendered here in each format.
+                let bytes = try connection.get(DaemonConnection.profilePath(seconds: seconds, mode: mode, format: .folded), seconds: seconds)
+                let profile = try Profile(collapsedStacks: String(decoding: bytes, as: UTF8.self), command: "process \(pid)")
+                let options = ExportOptions(perThreadRoots: !profile.threads.isEmpty, icicle: output.icicle)
+                for target in targets { try write(profile.rendered(as: target.format, options: options), to: target) }
+            }
+        } catch let failure as DaemonConnection.Failure {
+            printError(failure.description)
+            throw ExitCode(1)
+        }
+    }
+
+    private func write(_ bytes: [UInt8], to target: OutputTarget) throws {
+        do {
+            try Data(bytes).write(to: URL(fileURLWithPath: target.path))
+        } catch {
+            printError("cannot write \(target.path): \(error.localizedDescription)")
+            throw ExitCode(1)
+        }
+        printError("wrote \(target.path) (\(target.format.rawValue), \(bytes.count) bytes)")
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+/// Whether the built preload library serves the daemon's HTTP endpoints (they come from the
+/// `http` branch; until it is merged, the tests that need them are not run).
+enum DaemonServer {
+    static let isBuilt: Bool = {
+        guard let data = FileManager.default.contents(atPath: BuildProducts.directory + "/libStackSamplerPreloadSwift.so") else {
+            return false
+        }
+        return data.range(of: Data("/debug/stacksampler/profile".utf8)) != nil
+    }()
+}
+
+/// A running test service, started with the preload library and `STACKSAMPLER_LISTEN=unix`.
+final class RunningService {
+    let process = Process()
+    let directory: String
+
+    init(label: String, seconds: Int = 60) throws {
+        directory = try ScratchDirectory.make(label)
+        process.executableURL = URL(fileURLWithPath: try TestProgram.service.executable())
+        process.arguments = [directory + "/stop", String(seconds)]
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STACKSAMPLER_") && $0.key != "LD_PRELOAD" }
+        environment["LD_PRELOAD"] = try BuildProducts.preloadLibrary()
+        environment["STACKSAMPLER_LISTEN"] = "unix"
+        process.environment = environment
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// Waits (at most 10 s) for the daemon's default socket.
+    func waitForSocket() throws {
+        let socket = "/tmp/stacksampler-\(getuid())/\(pid).sock"
+        let end = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: socket) {
+            guard Date() < end else { throw HarnessError("no daemon socket \(socket) after 10 s") }
+            usleep(20_000)
+        }
+    }
+
+    deinit {
+        FileManager.default.createFile(atPath: directory + "/stop", contents: nil)
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+}
+
+extension EndToEnd {
+    /// `stacksampler profile` and `stacksampler top` against a running service's daemon.
+    @Suite struct DaemonClient {
+        @Test("profile PID writes the next second's collapsed stacks with the hot function", .enabled(if: DaemonServer.isBuilt))
+        func profileWritesTheHotFunction() throws {
+            let service = try RunningService(label: "profile-command")
+            try service.waitForSocket()
+            let output = service.directory + "/x.folded"
+            let result = try ChildProcess.run(try BuildProducts.cli(), ["profile", String(service.pid), "--seconds", "1", "-o", output],
+                                              in: service.directory, timeout: .seconds(60))
+            #expect(result.termination == .exited(0), "\(result)")
+            let folded = try String(contentsOfFile: output, encoding: .utf8)
+            #expect(folded.contains("serve_hot"), "\(folded)")
+        }
+
+        @Test("top PID names the hot function in two plain refreshes", .enabled(if: DaemonServer.isBuilt))
+        func topNamesTheHotFunction() throws {
+            let service = try RunningService(label: "top-command")
+            try service.waitForSocket()
+            let result = try ChildProcess.run(try BuildProducts.cli(), ["top", String(service.pid), "--iterations", "2"],
+                                              in: service.directory, timeout: .seconds(60))
+            #expect(result.termination == .exited(0), "\(result)")
+            #expect(result.stdout.components(separatedBy: "%Self").count == 3, "\(result.stdout)")
+            #expect(result.stdout.contains("serve_hot"), "\(result.stdout)")
+            #expect(!result.stdout.contains("\u{1B}["), "escape sequences in plain output")
+        }
+
+        @Test("profile names the problem: no such process, a process without the preload library")
+        func clearErrors() throws {
+            let directory = try ScratchDirectory.make("profile-errors")
+            let cli = try BuildProducts.cli()
+            let missing = try ChildProcess.run(cli, ["profile", "999999999", "-o", directory + "/x.folded"], in: directory)
+            #expect(missing.termination == .exited(1))
+            #expect(missing.stderr.contains("no process 999999999"), "\(missing.stderr)")
+            let plain = try ChildProcess.run(cli, ["profile", String(getpid()), "-o", directory + "/x.folded"], in: directory)
+            #expect(plain.termination == .exited(1))
+            #expect(plain.stderr.contains("not started with the StackSampler preload library"), "\(plain.stderr)")
+            #expect(plain.stderr.contains("STACKSAMPLER_LISTEN=unix"), "\(plain.stderr)")
+        }
+    }
+}
