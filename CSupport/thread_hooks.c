@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -65,46 +64,13 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*
     return status;
 }
 
-/* The tids of the threads ss_spawn_unsampled_thread started that are still running (0: free
- * slot), so that sessions leave them out (ss_profiler_threads): the HTTP server's threads, a
- * capture's. More at once than slots: the rest are not listed (they are still never signalled). */
-#define PROFILER_THREAD_SLOTS 32
-static _Atomic int32_t profiler_threads[PROFILER_THREAD_SLOTS];
-
-static void *unsampled_thread_trampoline(void *opaque) {
-    thread_start start = *(thread_start *)opaque;
-    free(opaque);
-    int32_t tid = ss_current_tid();
-    _Atomic int32_t *slot = NULL;
-    for (size_t i = 0; i < PROFILER_THREAD_SLOTS && !slot; i++) {
-        int32_t free_slot = 0;
-        if (atomic_compare_exchange_strong(&profiler_threads[i], &free_slot, tid)) slot = &profiler_threads[i];
-    }
-    void *result = start.start(start.argument);
-    if (slot) atomic_store(slot, 0);
-    return result;
-}
-
-size_t ss_profiler_threads(int32_t *tids, size_t capacity) {
-    size_t count = 0;
-    for (size_t i = 0; i < PROFILER_THREAD_SLOTS && count < capacity; i++) {
-        int32_t tid = atomic_load(&profiler_threads[i]);
-        if (tid) tids[count++] = tid;
-    }
-    return count;
-}
-
 int ss_spawn_unsampled_thread(pthread_t *thread, void *(*start)(void *), void *argument) {
     pthread_create_fn create = real_pthread_create();
     if (!create) return EAGAIN;
-    thread_start *wrapped = malloc(sizeof *wrapped);
-    if (!wrapped) return EAGAIN;
-    *wrapped = (thread_start){start, argument};
     sigset_t all, previous;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
-    int status = create(thread, NULL, unsampled_thread_trampoline, wrapped);
+    int status = create(thread, NULL, start, argument);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
-    if (status != 0) free(wrapped);
     return status;
 }

@@ -145,10 +145,6 @@ uint64_t ss_thread_descriptor_refusals(void);
  *  pthread_create, all signals blocked. For the profiler's own thread. */
 int ss_spawn_unsampled_thread(pthread_t *thread, void *(*start)(void *), void *argument);
 
-/** The tids of the running threads ss_spawn_unsampled_thread started (the profiler's own:
- *  sampler helpers, the HTTP server), up to `capacity`; sessions leave them out. */
-size_t ss_profiler_threads(int32_t *tids, size_t capacity);
-
 /** Name of the engine's function that starts every thread created while
  *  sampling; it is the profiler's, not the program's, so profiles omit it. */
 #define SS_THREAD_TRAMPOLINE_NAME "stacksampler_thread_trampoline"

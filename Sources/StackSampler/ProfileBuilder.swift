@@ -64,7 +64,7 @@ enum ProfileBuilder {
             configuration: configuration, startNanoseconds: span.startNanoseconds,
             durationNanoseconds: span.endNanoseconds &- span.startNanoseconds,
             signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0, processID: getpid(),
-            processName: FileIO.readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? "",
+            processName: FileIO.processName,
             stacks: counts.counts.map { key, count in
                 Profile.Stack(thread: key.thread, addresses: key.frames.reversed(), count: count, isTruncated: key.truncated)
             },

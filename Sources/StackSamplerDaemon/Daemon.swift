@@ -4,57 +4,102 @@ import StackSampler
 import Synchronization
 
 /// The profiler living inside a service: a continuous session whose windows are written to
-/// files and handed to the pushers, and (from the server) profiles on request. Started by the
-/// preload library when a daemon setting is given; `stop()` ends it and writes the last window.
+/// files and pushed to a Pyroscope-compatible back end, and the HTTP endpoints that serve
+/// profiles on request (spans of the running session, or on-demand sessions). Started by the
+/// preload library when a daemon setting is given; `stop()` ends it and hands out the last window.
 package final class Daemon: Sendable {
-    /// What each window goes to besides the files (the push back end's client).
-    package typealias WindowSink = @Sendable (Profile) -> [String]
-
     private let settings: DaemonSettings
     private let files: WindowFiles?
-    private let sinks: [WindowSink]
-    private let windowsWritten = Atomic<Int>(0)
-    private let continuous: Bool
+    private let pusher: PyroscopePusher?
+    private let windowsHandled = Atomic<Int>(0)
+    /// The pusher's counters when the window before was handed to it.
+    private let pushedBefore = Mutex(PushCounters())
+    private let server = Mutex<ProfileServer?>(nil)
 
-    /// Starts the daemon: with a window length, a continuous session with `configuration`
-    /// whose windows go to `outputs` (pid already in the paths; `%t` rotates) and to `sinks`.
-    /// Without one, nothing samples until a request comes (the caller starts the server with
-    /// `provider`).
+    /// Starts the daemon: with a window length, a continuous session with `configuration` whose
+    /// windows go to `outputs` (pid already in the paths; `%t` rotates) and to `pusher`; and the
+    /// endpoints (the default socket, and `settings.listen`), whose on-demand sessions take
+    /// `configuration`'s settings. A listener that cannot be opened is said on stderr and left
+    /// out: the rest runs. Throws if the session cannot start.
     package init(settings: DaemonSettings, configuration: ProfilerConfiguration, outputs: [OutputTarget], summaryPath: String?,
-                 options: ExportOptions, sinks: [WindowSink] = []) throws(ProfilerError) {
+                 options: ExportOptions, pusher: PyroscopePusher?) throws(ProfilerError) {
         self.settings = settings
-        self.sinks = sinks
-        continuous = settings.window != nil
+        self.pusher = pusher
         files = outputs.isEmpty && summaryPath == nil ? nil
             : WindowFiles(outputs: outputs, summaryPath: summaryPath, options: options, keep: settings.keep)
-        guard let window = settings.window else { return }
-        // No file and no back end: windows are cut unnamed (no symbolization), only requests read the session.
-        var onWindow: (@Sendable (Profile) -> Void)?
-        if files != nil || !sinks.isEmpty { onWindow = { [self] profile in handle(profile) } }
-        try Profiler.startContinuous(configuration, window: window, onWindow: onWindow)
-    }
-
-    /// The provider of the daemon's HTTP endpoints: spans of the running session, else
-    /// on-demand sessions with `configuration`.
-    package func provider(onDemand configuration: ProfilerConfiguration) -> SessionProfiles {
-        SessionProfiles(onDemand: configuration) { [self] in
-            let window = settings.window.map { "\"continuous_window_ns\":\($0.wholeNanoseconds)" } ?? "\"continuous_window_ns\":null"
-            return window + ",\"windows_written\":\(windowsWritten.load(ordering: .relaxed))"
+        if let window = settings.window {
+            // No file and no back end: windows are cut unnamed (no symbolization), only requests read the session.
+            var onWindow: (@Sendable (Profile) -> Void)?
+            if files != nil || pusher != nil { onWindow = { [self] profile in handle(profile) } }
+            try Profiler.startContinuous(configuration, window: window, onWindow: onWindow)
+        }
+        do {
+            let listen = try settings.listen.map { text throws(ListenAddressError) in try ListenAddress.parseList(text) } ?? []
+            let provider = SessionProfiles(onDemand: configuration) { [self] json in statusFields(&json) }
+            let started = try ProfileServer(listen: listen, provider: provider, maxSeconds: settings.maxRequestSeconds)
+            server.withLock { $0 = started }
+        } catch {
+            StandardError.report("\(error); the profile endpoints are not served")
         }
     }
 
-    /// Ends the continuous session (if this daemon runs one) and writes its last, partial window.
-    package func stop() {
-        guard continuous, let profile = try? Profiler.stop(), files != nil || !sinks.isEmpty else { return }
-        handle(profile)
+    /// Stops serving, ends the continuous session (if this daemon runs one) and hands out its
+    /// last, partial window; then gives the pusher `pushDeadline` to send what waits.
+    package func stop(pushDeadline: Duration = .seconds(2)) {
+        server.withLock { $0 }?.stop()
+        if settings.window != nil, let profile = try? Profiler.stop(), files != nil || pusher != nil { handle(profile) }
+        guard let pusher else { return }
+        let counters = pusher.stop(deadline: pushDeadline)
+        if counters.droppedAtStop > 0 {
+            StandardError.report("push: \(counters.droppedAtStop) windows could not be sent before exit (\(pusher.lastError ?? "the back end was slow"))")
+        }
     }
 
-    /// One window: written, then handed to each sink; what goes wrong is said on stderr.
+    /// One window: the pusher's report since the window before added, written, then queued for the back end.
     private func handle(_ profile: Profile) {
-        var problems: [String] = []
-        if let files { problems += files.write(profile).errors }
-        for sink in sinks { problems += sink(profile) }
-        windowsWritten.add(1, ordering: .relaxed)
-        for problem in problems { StandardError.report(problem) }
+        var profile = profile
+        if let pusher { profile.window?.reports.append(pushReport(pusher)) }
+        for problem in files?.write(profile).errors ?? [] { StandardError.report(problem) }
+        pusher?.push(profile)
+        windowsHandled.add(1, ordering: .relaxed)
+    }
+
+    /// `push: …` since the window before: sent, retried, dropped and why, the queue, the last error.
+    private func pushReport(_ pusher: PyroscopePusher) -> String {
+        let now = pusher.counters
+        let before = pushedBefore.withLock { before in
+            defer { before = now }
+            return before
+        }
+        let dropped = now.dropped - before.dropped
+        var line = "push: \(now.pushed - before.pushed) windows sent, \(now.retried - before.retried) attempts retried, \(dropped) windows dropped"
+        if dropped > 0 {
+            line += " (\(now.droppedQueueFull - before.droppedQueueFull) queue full, \(now.droppedRejected - before.droppedRejected) refused, "
+                + "\(now.droppedGaveUp - before.droppedGaveUp) attempts used up)"
+        }
+        line += " since the window before; \(pusher.pending) waiting"
+        if let error = pusher.lastError { line += "; last error: \(error)" }
+        return line
+    }
+
+    /// The daemon's fields of the status object.
+    private func statusFields(_ json: inout JSONWriter) {
+        json.key("continuous_window_ns")
+        if let window = settings.window { json.integer(window.wholeNanoseconds) } else { json.null() }
+        json.key("windows")
+        json.integer(windowsHandled.load(ordering: .relaxed))
+        json.key("listening")
+        json.beginArray()
+        for address in server.withLock({ $0?.addresses ?? [] }) { json.string(address) }
+        json.endArray()
+        guard let pusher else { return }
+        let counters = pusher.counters
+        json.key("push")
+        json.beginObject()
+        for (name, value) in [("sent", counters.pushed), ("retried", counters.retried), ("dropped", counters.dropped), ("waiting", pusher.pending)] {
+            json.key(name)
+            json.integer(value)
+        }
+        json.endObject()
     }
 }

@@ -9,12 +9,12 @@ package final class SessionProfiles: ProfileProvider {
     /// Settings of on-demand sessions (their mode is the request's).
     private let onDemand: ProfilerConfiguration
     private let serving = Atomic<Bool>(false)
-    /// What the daemon adds to the status line (windows, pushes).
-    private let daemonStatus: @Sendable () -> String
+    /// Adds the daemon's fields (windows, listeners, pushes) to the status object.
+    private let daemonStatus: @Sendable (inout JSONWriter) -> Void
 
-    /// Profiles with `onDemand`'s settings when nothing samples; `daemonStatus` gives the
-    /// status line's daemon fields (`"key":value` pairs, comma-separated, or empty).
-    package init(onDemand: ProfilerConfiguration, daemonStatus: @escaping @Sendable () -> String) {
+    /// Profiles with `onDemand`'s settings when nothing samples; `daemonStatus` adds the
+    /// daemon's own fields to the status object.
+    package init(onDemand: ProfilerConfiguration, daemonStatus: @escaping @Sendable (inout JSONWriter) -> Void) {
         self.onDemand = onDemand
         self.daemonStatus = daemonStatus
     }
@@ -52,14 +52,19 @@ package final class SessionProfiles: ProfileProvider {
     }
 
     package func status() -> String {
-        var fields = ["\"pid\":\(getpid())"]
-        if let running = Profiler.runningConfiguration {
-            fields.append("\"sampling\":true,\"mode\":\"\(running.mode.rawValue)\",\"period_ns\":\(running.periodNanoseconds)")
-        } else {
-            fields.append("\"sampling\":false,\"on_demand_period_ns\":\(onDemand.periodNanoseconds)")
-        }
-        let extra = daemonStatus()
-        if !extra.isEmpty { fields.append(extra) }
-        return "{" + fields.joined(separator: ",") + "}"
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("pid")
+        json.integer(getpid())
+        let running = Profiler.runningConfiguration
+        json.key("sampling")
+        json.bool(running != nil)
+        json.key("mode")
+        json.string((running ?? onDemand).mode.rawValue)
+        json.key("period_ns")
+        json.integer((running ?? onDemand).periodNanoseconds)
+        daemonStatus(&json)
+        json.endObject()
+        return json.text
     }
 }

@@ -25,12 +25,11 @@ private struct PreloadSession: Sendable {
 
 private let preloadSession = Mutex<PreloadSession?>(nil)
 
-/// Called by the preload library's constructor before `main` when `STACKSAMPLER_OUTPUT` is set
-/// and this process owns the output, or `STACKSAMPLER_LISTEN` is set: starts the HTTP endpoints
-/// if asked, starts sampling if asked, and arranges for the profile to be written at exit.
+/// Called by the preload library's constructor before `main` when `STACKSAMPLER_OUTPUT` or a
+/// daemon setting is given and this process owns them: starts sampling and the daemon as asked,
+/// and arranges for the profile (or the last window) to be written at exit.
 @_cdecl("stacksampler_preload_main")
 public func stacksamplerPreloadMain() {
-    startProfileServerIfAsked()
     let settings: PreloadSettings
     do {
         guard let read = try PreloadSettings.fromEnvironment() else { return }
@@ -59,12 +58,15 @@ private func start(_ settings: PreloadSettings) -> PreloadSession? {
     }
     let daemon: Daemon
     do {
+        let pusher = try PyroscopePusher.fromEnvironment(processName: FileIO.processName)
+        // A one-shot session (written at exit) starts first, so that the endpoints serve spans of it.
+        if !settings.isContinuous, !settings.outputPatterns.isEmpty { try Profiler.start(settings.configuration) }
         daemon = try Daemon(settings: settings.daemon, configuration: settings.configuration,
                             outputs: settings.isContinuous ? settings.outputs : [], summaryPath: settings.isContinuous ? settings.summaryPath : nil,
-                            options: settings.options)
-        if !settings.isContinuous, !settings.outputPatterns.isEmpty { try Profiler.start(settings.configuration) }
+                            options: settings.options, pusher: pusher)
     } catch {
         report("\(error); this run is not profiled")
+        _ = try? Profiler.stop()
         return nil
     }
     return PreloadSession(settings: settings, daemon: daemon)
@@ -83,11 +85,9 @@ private func registerSessionHooks(perProcess: Bool) {
 /// image, of the same pid, will not overwrite.
 private func stopForExec() -> Int32 {
     guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid() else { return 0 }
-    if session.isContinuous {
-        session.daemon?.stop()
-        return 1
-    }
-    guard let profile = try? Profiler.stop() else { return 0 }
+    session.daemon?.stop(pushDeadline: .milliseconds(500))
+    if session.isContinuous { return 1 }
+    guard let profile = try? Profiler.stop() else { return session.daemon == nil ? 0 : 1 }
     let paths = session.settings.outputs.map(\.path) + [session.settings.invocations.outputPath, session.settings.summaryPath].compactMap { $0 }
     let image = ExecImageNames.nextImage(for: paths.filter { $0 != "-" })
     write(profile, of: session) { ExecImageNames.name($0, image: image) }
@@ -98,7 +98,7 @@ private func stopForExec() -> Int32 {
 /// before the exec attempt is already written).
 private func resumeAfterFailedExec() {
     guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid() else { return }
-    if session.isContinuous {
+    if session.settings.daemon.isActive {
         guard let resumed = start(session.settings) else { return }
         preloadSession.withLock { $0 = resumed }
         registerSessionHooks(perProcess: false)
@@ -133,11 +133,8 @@ private func writeProfileAtExit() {
     // The exit handler is the profiler's work, not the program's: never sampled (the thread ends here).
     ss_thread_set_excluded(1)
     guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid() else { return }
-    if session.isContinuous {
-        session.daemon?.stop()
-        return
-    }
-    guard !session.settings.outputPatterns.isEmpty, let profile = try? Profiler.stop() else { return }
+    session.daemon?.stop()
+    guard !session.isContinuous, !session.settings.outputPatterns.isEmpty, let profile = try? Profiler.stop() else { return }
     write(profile, of: session) { $0 }
 }
 

@@ -170,10 +170,7 @@ final class SamplerThread: @unchecked Sendable {
 
     /// The profiler's own threads, never attached.
     private func ownThreads() -> Set<Int32> {
-        // Registered profiler threads, and every thread ss_spawn_unsampled_thread started (the HTTP server's).
-        var others = [Int32](repeating: 0, count: 32)
-        let count = ss_profiler_threads(&others, others.count)
-        return ProfilerThreads.all.union([ownTID.load(ordering: .relaxed)]).union(others.prefix(count))
+        ProfilerThreads.all.union([ownTID.load(ordering: .relaxed)])
     }
 
     /// Parks at `ss_sampler_park_point()` while a fork is under way: there it holds no lock

@@ -2,6 +2,11 @@ import Glibc
 
 /// Small file reads and writes over the C library (this module does not use Foundation).
 package enum FileIO {
+    /// This process's name, as `/proc/self/comm` gives it (empty if unreadable).
+    package static var processName: String {
+        readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? ""
+    }
+
     /// The whole content of a small file (for example under /proc), or nil if it cannot be read.
     static func readText(_ path: String, limit: Int = 1 << 22) -> String? {
         readBytes(path, limit: limit).map { String(decoding: $0, as: UTF8.self) }

@@ -1,21 +1,24 @@
 /// Builds JSON text without Foundation (this module is loaded into profiled
 /// processes). Values are appended in order; the caller keeps the structure.
-struct JSONWriter {
+package struct JSONWriter {
     /// The text so far.
-    private(set) var text = ""
+    package private(set) var text = ""
     private var needsComma: [Bool] = [false]
 
+    /// An empty document.
+    package init() {}
+
     /// Opens an object `{`, as a value or after `key(_:)`.
-    mutating func beginObject() { valueStart(); text += "{"; needsComma.append(false) }
+    package mutating func beginObject() { valueStart(); text += "{"; needsComma.append(false) }
     /// Closes the innermost object.
-    mutating func endObject() { needsComma.removeLast(); text += "}" }
+    package mutating func endObject() { needsComma.removeLast(); text += "}" }
     /// Opens an array `[`.
-    mutating func beginArray() { valueStart(); text += "["; needsComma.append(false) }
+    package mutating func beginArray() { valueStart(); text += "["; needsComma.append(false) }
     /// Closes the innermost array.
-    mutating func endArray() { needsComma.removeLast(); text += "]" }
+    package mutating func endArray() { needsComma.removeLast(); text += "]" }
 
     /// Writes an object key; the next call writes its value.
-    mutating func key(_ name: String) {
+    package mutating func key(_ name: String) {
         valueStart()
         appendString(name)
         text += ":"
@@ -23,21 +26,21 @@ struct JSONWriter {
     }
 
     /// Writes a string value.
-    mutating func string(_ value: String) { valueStart(); appendString(value) }
+    package mutating func string(_ value: String) { valueStart(); appendString(value) }
     /// Writes an integer value.
-    mutating func integer<T: BinaryInteger>(_ value: T) { valueStart(); text += String(value) }
+    package mutating func integer<T: BinaryInteger>(_ value: T) { valueStart(); text += String(value) }
     /// Writes a number with up to `decimals` digits after the point (non-finite becomes 0).
-    mutating func number(_ value: Double, decimals: Int = 3) { valueStart(); text += value.isFinite ? decimalText(value, decimals: decimals) : "0" }
+    package mutating func number(_ value: Double, decimals: Int = 3) { valueStart(); text += value.isFinite ? decimalText(value, decimals: decimals) : "0" }
     /// Writes true or false.
-    mutating func bool(_ value: Bool) { valueStart(); text += value ? "true" : "false" }
+    package mutating func bool(_ value: Bool) { valueStart(); text += value ? "true" : "false" }
     /// Writes null.
-    mutating func null() { valueStart(); text += "null" }
+    package mutating func null() { valueStart(); text += "null" }
 
     /// Writes `"name": "value"` and similar pairs in one call.
-    mutating func field(_ name: String, _ value: String) { key(name); string(value) }
-    mutating func field<T: BinaryInteger>(_ name: String, _ value: T) { key(name); integer(value) }
-    mutating func field(_ name: String, _ value: Double, decimals: Int = 3) { key(name); number(value, decimals: decimals) }
-    mutating func field(_ name: String, _ value: Bool) { key(name); bool(value) }
+    package mutating func field(_ name: String, _ value: String) { key(name); string(value) }
+    package mutating func field<T: BinaryInteger>(_ name: String, _ value: T) { key(name); integer(value) }
+    package mutating func field(_ name: String, _ value: Double, decimals: Int = 3) { key(name); number(value, decimals: decimals) }
+    package mutating func field(_ name: String, _ value: Bool) { key(name); bool(value) }
 
     private var pendingKey = false
 

@@ -50,15 +50,6 @@ public final class PyroscopePusher: @unchecked Sendable {
         pthread_detach(handle)
     }
 
-    /// The daemon's sink for this pusher: queues each window (never blocks) and reports nothing
-    /// (what fails is said once on stderr, and counted in `counters`).
-    package var windowSink: Daemon.WindowSink {
-        { [self] profile in
-            push(profile)
-            return []
-        }
-    }
-
     /// A pusher with the environment's settings (`PushSettings.fromEnvironment`), nil when
     /// `STACKSAMPLER_PUSH` is unset; `processName` names the application when
     /// `STACKSAMPLER_APP_NAME` does not.

@@ -1,6 +1,7 @@
 import CEngine
 import Glibc
 import HTTPServerLibrary
+import StackSampler
 
 /// Bounds on clients (see `ss_http_limits`).
 public struct HTTPServerLimits: Sendable, Equatable {
@@ -94,18 +95,11 @@ final class HTTPServerBinding: @unchecked Sendable {
 
     /// Starts the loop on an unsampled thread.
     func start() throws(ProfileServerError) {
-        var handle = pthread_t()
-        let retained = Unmanaged.passRetained(self).toOpaque()
-        let status = ss_spawn_unsampled_thread(&handle, { context in
-            let binding = Unmanaged<HTTPServerBinding>.fromOpaque(context!).takeRetainedValue()
-            ss_http_server_run(binding.server)
-            return nil
-        }, retained)
-        guard status == 0 else {
-            Unmanaged<HTTPServerBinding>.fromOpaque(retained).release()
-            throw .system("cannot start the server's thread", status)
+        do {
+            thread = try ProfilerThreads.spawn { [self] in ss_http_server_run(server) }
+        } catch {
+            throw ProfileServerError("\(error)")
         }
-        thread = handle
     }
 
     /// Stops the loop (deferred requests get 503) and waits for its thread; the sockets are closed.

@@ -130,18 +130,11 @@ private final class ServerCore: Sendable {
             profiling.withLock { $0 = nil }
             request.respond(response)
         }
-        let context = Unmanaged.passRetained(work).toOpaque()
-        var thread = pthread_t()
-        let status = ss_spawn_unsampled_thread(&thread, { context in
-            Unmanaged<Work>.fromOpaque(context!).takeRetainedValue().body()
-            return nil
-        }, context)
-        if status == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<Work>.fromOpaque(context).release()
+        do {
+            pthread_detach(try ProfilerThreads.spawn { work.body() })
+        } catch {
             profiling.withLock { $0 = nil }
-            request.respond(.error(503, "cannot start a thread to take the profile: \(String(cString: strerror(status)))"))
+            request.respond(.error(503, "\(error)"))
         }
     }
 }
