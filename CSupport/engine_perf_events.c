@@ -103,6 +103,17 @@ static int open_counter(int32_t tid, uint64_t first) {
     return fd < 0 ? -errno : (int)fd;
 }
 
+/* Grows the process's descriptor table to hold FIRST_DESCRIPTOR now, while the process has one
+ * thread: grown later, with threads sharing it, the kernel waits for an RCU grace period
+ * (expand_fdtable; 10 to 12 ms measured here), which delayed the first counter's start. */
+void ss_perf_reserve_descriptors(void) {
+    int low = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (low < 0) return;
+    int high = fcntl(low, F_DUPFD_CLOEXEC, FIRST_DESCRIPTOR);
+    if (high >= 0) close(high);
+    close(low);
+}
+
 int ss_perf_events_available(void) {
     ss_config saved = ss_active_config;
     if (ss_active_config.period_ns == 0) ss_active_config.period_ns = 10000000;
@@ -113,7 +124,7 @@ int ss_perf_events_available(void) {
     return 0;
 }
 
-static int attach(int32_t tid, int armed, int *handle) {
+static int attach(int32_t tid, int *handle) {
     uint64_t period = sample_period();
     int fd = open_counter(tid, 1 + (uint64_t)(ss_random_unit() * (double)(period - 1)));
     if (fd < 0) return fd;
@@ -134,7 +145,7 @@ static int attach(int32_t tid, int armed, int *handle) {
     control_pages[fd] = page;
     mark(ours, fd, 1);
     mark(first_period, fd, 1);
-    if (armed && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+    if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
         int error = errno;
         mark(ours, fd, 0);
         release(fd);
@@ -143,8 +154,6 @@ static int attach(int32_t tid, int armed, int *handle) {
     *handle = fd;
     return 0;
 }
-
-static int arm(int handle) { return ioctl(handle, PERF_EVENT_IOC_ENABLE, 0) == 0 ? 0 : -errno; }
 
 /* Whether `handle` is still one of the engine's counters: the program may have closed it,
  * and reused its number for a file of its own (which must be left alone). */
@@ -175,5 +184,5 @@ static int orphaned(int handle) { return !still_ours(handle) || thread_exited(ha
 
 static void forget_after_fork(int handle) { release(handle); }
 
-const ss_sampling_engine ss_perf_event_engine = {"perf_event task-clock counters (user space)", attach, arm, detach,
+const ss_sampling_engine ss_perf_event_engine = {"perf_event task-clock counters (user space)", attach, detach,
                                                  orphaned, forget_after_fork};

@@ -14,11 +14,10 @@
 typedef struct ss_sampling_engine {
     /* For the summary: what produced the samples. */
     const char *name;
-    /* Prepares sampling thread `tid`, armed now or (with `armed` 0) only at `arm`; sets its
-     * handle (-1 when it needs none). Returns 0 or -errno. */
-    int (*attach)(int32_t tid, int armed, int *handle);
-    /* Starts the sampling of a thread attached unarmed. Returns 0 or -errno. */
-    int (*arm)(int handle);
+    /* Starts sampling thread `tid`; sets its handle (-1 when it needs none). Returns 0 or
+     * -errno. While arming is deferred (engine.c) the registry only notes the thread and calls
+     * this once the sampler thread is ready. */
+    int (*attach)(int32_t tid, int *handle);
     /* Releases what `attach` made. */
     void (*detach)(int handle);
     /* Nonzero when the handle no longer samples its thread: it belongs to an earlier thread of
@@ -36,6 +35,9 @@ extern const ss_sampling_engine ss_cpu_timer_engine;
 extern const ss_sampling_engine ss_perf_event_engine;
 /* engine_perf_events.c: 0 when this process may open task-clock counters, else -errno. */
 int ss_perf_events_available(void);
+/* engine_perf_events.c: makes room in the descriptor table for the counters while the process
+ * has one thread (cheap then; a wait for the kernel once threads share the table). */
+void ss_perf_reserve_descriptors(void);
 /* wall mode: nothing per thread; the sampler thread signals (ss_signal_thread) on its schedule. */
 extern const ss_sampling_engine ss_wall_signal_engine;
 

@@ -1,8 +1,9 @@
 /*
  * Attached threads, each with the handle the session's engine made for it
  * (sampling_engine.h). Never touched in signal context, so a mutex guards it.
- * While arming is deferred (the engine's start left the unwind tables to the
- * sampler thread), threads are attached unarmed and armed all together later.
+ * While arming is deferred (the engine's start left the unwind tables, and maybe the
+ * choice between counters and timers, to the sampler thread), threads are only noted
+ * (handle -1) and the engine attaches them all together later, on the sampler thread.
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
@@ -15,7 +16,7 @@
 
 typedef struct {
     int32_t tid;
-    int handle; /* the engine's: a timer id or a counter's descriptor in cpu mode, -1 when none */
+    int handle; /* the engine's: a timer id or a counter's descriptor in cpu mode, -1 when none (or not yet attached) */
 } attached_thread;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -23,7 +24,7 @@ static attached_thread *threads;
 static size_t thread_count, thread_capacity;
 /* The session's engine; NULL while closed (no session): attaches are refused. */
 static const ss_sampling_engine *engine;
-/* Threads are attached unarmed until the sampler thread has the core unwind tables (engine.c). */
+/* Threads are only noted until the sampler thread has the core unwind tables (engine.c). */
 static int arming_deferred;
 /* Attaches refused because the process had no file descriptor left (the perf engine's counters). */
 static _Atomic uint64_t descriptor_refusals;
@@ -43,6 +44,12 @@ int64_t ss_thread_cpu_time_ns(int32_t tid) {
 static void release(attached_thread *thread) {
     if (thread->handle >= 0) engine->detach(thread->handle);
     *thread = threads[--thread_count];
+}
+
+static int engine_attach(int32_t tid, int *handle) {
+    int result = engine->attach(tid, handle);
+    if (result == -EMFILE || result == -ENFILE) atomic_fetch_add(&descriptor_refusals, 1);
+    return result;
 }
 
 static attached_thread *find(int32_t tid) {
@@ -69,8 +76,7 @@ int ss_thread_attach(int32_t tid, int replace) {
             thread_capacity = capacity;
         }
         int handle = -1;
-        result = engine->attach(tid, !arming_deferred, &handle);
-        if (result == -EMFILE || result == -ENFILE) atomic_fetch_add(&descriptor_refusals, 1);
+        result = arming_deferred ? 0 : engine_attach(tid, &handle);
         if (result == 0) threads[thread_count++] = (attached_thread){tid, handle};
     }
     pthread_mutex_unlock(&registry_lock);
@@ -118,14 +124,15 @@ void ss_registry_open(const ss_sampling_engine *session_engine, int deferred) {
     pthread_mutex_unlock(&registry_lock);
 }
 
-void ss_registry_arm_deferred(void) {
+void ss_registry_arm_deferred(const ss_sampling_engine *session_engine) {
     pthread_mutex_lock(&registry_lock);
-    if (arming_deferred) {
+    if (arming_deferred && engine) {
         arming_deferred = 0;
-        /* A thread whose timer cannot be armed leaves the registry, as after a failed
-         * attach: the next scan attaches it again. */
+        engine = session_engine; /* noted threads hold nothing of the presumed engine */
+        /* A thread that cannot be attached leaves the registry, as after a failed attach
+         * outside the deferral: the next scan attaches it again. */
         for (size_t i = 0; i < thread_count;) {
-            if (threads[i].handle >= 0 && engine->arm(threads[i].handle) != 0) release(&threads[i]);
+            if (engine_attach(threads[i].tid, &threads[i].handle) != 0) threads[i] = threads[--thread_count];
             else i++;
         }
     }
