@@ -359,7 +359,15 @@ def cmd_report_engines(args):
     start = text.index(head)
     end = text.find("\n## ", start + len(head))
     end = len(text) if end < 0 else end + 1
-    section = "\n".join(engines_section(load(args.work, "engines.json"))) + "\n"
+    lines = engines_section(load(args.work, "engines.json"))
+    import datetime
+    import subprocess
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "?"
+    when = datetime.datetime.fromtimestamp(os.path.getmtime(os.path.join(args.work, "engines.json")), datetime.timezone.utc)
+    lines[1:1] = ["", f"This section alone comes from a later run of the `engines` step, on {when:%Y-%m-%d %H:%M} UTC at commit "
+                      f"{commit} (`python3 Scripts/bench/bench.py engines` then `report-engines`), not from the run the rest of "
+                      "this file reports; its machine was not quiet (see the load below)."]
+    section = "\n".join(lines) + "\n"
     with open(args.output + ".tmp", "w") as f:
         f.write(text[:start] + section + text[end:])
     os.replace(args.output + ".tmp", args.output)
