@@ -8,7 +8,8 @@ Subcommands (each reads/writes JSON in the work directory given with --work):
   attribution  5-second runs of the split workload under each profiler, shares vs ground truth
   handler      one run at a 30-frame stack depth for the handler-time budget; a bare libunwind walk for reference
   startup      /bin/true with and without the preload library (hyperfine, else own loop)
-  engines      cpu mode's perf and timer engines against perf: rates, attribution and slowdown at 1 kHz, page faults
+  engines      cpu mode's perf and timer engines against perf: rates, attribution, slowdown at 1 kHz and at equal
+               delivered rates with fixed costs and cost per delivered sample (wall, CPU, the thread's own gaps), page faults
   report       writes BENCHMARKS.md from the JSON files
   report-engines  replaces only the engines section of an existing BENCHMARKS.md (after a lone `engines` run)
 
