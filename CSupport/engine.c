@@ -158,9 +158,9 @@ int ss_engine_init(const ss_config *config) {
     const ss_sampling_engine *engine = choose_engine(config, deferred);
     if (!engine) return SS_ERR_ENGINE_UNAVAILABLE;
     session_engine = engine;
-    /* Counters of threads noted now are opened by the sampler thread, moved above the
-     * program's descriptors: the table is grown for them while it is cheap. */
-    if (deferred && engine == &ss_perf_event_engine) ss_perf_reserve_descriptors();
+    /* The presumed engine's counters are opened by the sampler thread, moved above the
+     * program's descriptors: the table is grown for them now, while it is cheap. */
+    if (atomic_load(&probe_pending)) ss_perf_reserve_descriptors();
     ss_module_cache_prepare(deferred);
     /* SIGPROF in both modes: libdispatch blocks SIGALRM in its worker threads
      * (and threads they create inherit the mask), so wall mode on SIGALRM
@@ -169,7 +169,7 @@ int ss_engine_init(const ss_config *config) {
     status = ss_handler_install(SIGPROF);
     if (status != SS_OK) return status;
     initialised = 1;
-    ss_registry_open(engine, deferred);
+    ss_registry_open(engine, deferred, atomic_load(&probe_pending));
     atomic_store(&running, 1);
     return SS_OK;
 }

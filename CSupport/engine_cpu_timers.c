@@ -46,7 +46,7 @@ static int arm_cpu_timer(int timer_id) {
     return syscall(SYS_timer_settime, timer_id, 0, &spec, NULL) == 0 ? 0 : -errno;
 }
 
-static int attach(int32_t tid, int *handle) {
+static int attach(int32_t tid, int armed, int *handle) {
     struct sigevent event;
     memset(&event, 0, sizeof event);
     event.sigev_notify = SIGEV_THREAD_ID;
@@ -55,7 +55,7 @@ static int attach(int32_t tid, int *handle) {
     event._sigev_un._tid = tid;
     int id;
     if (syscall(SYS_timer_create, ss_thread_cpu_clock(tid), &event, &id) != 0) return -errno;
-    int status = arm_cpu_timer(id);
+    int status = armed ? arm_cpu_timer(id) : 0;
     if (status != 0) {
         syscall(SYS_timer_delete, id);
         return status;
@@ -63,6 +63,8 @@ static int attach(int32_t tid, int *handle) {
     *handle = id;
     return 0;
 }
+
+static int arm(int handle) { return arm_cpu_timer(handle); }
 
 static void detach(int handle) { syscall(SYS_timer_delete, handle); }
 
@@ -76,4 +78,4 @@ static int orphaned(int handle) {
 /* The child inherits no timer. */
 static void forget_after_fork(int handle) { (void)handle; }
 
-const ss_sampling_engine ss_cpu_timer_engine = {"CPU-time timers", attach, detach, orphaned, forget_after_fork};
+const ss_sampling_engine ss_cpu_timer_engine = {"CPU-time timers", attach, arm, detach, orphaned, forget_after_fork};

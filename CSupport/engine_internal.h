@@ -138,10 +138,10 @@ uint64_t ss_scheduler_tick_ns(void);
 double ss_random_unit(void);
 
 /* thread_registry.c: open from the engine's start to its stop, with the session's engine
- * (sampling_engine.h); threads attached while `deferred` are only noted, and attached by
- * ss_registry_arm_deferred() with the engine settled by then (it may differ from the presumed one). */
+ * (sampling_engine.h); threads attached while `deferred` are armed by ss_registry_arm_deferred(),
+ * or, with the engine `presumed`, only noted then and attached by the engine it is given. */
 struct ss_sampling_engine;
-void ss_registry_open(const struct ss_sampling_engine *engine, int deferred);
+void ss_registry_open(const struct ss_sampling_engine *engine, int deferred, int presumed);
 void ss_registry_arm_deferred(const struct ss_sampling_engine *engine);
 /* Detaches every thread and refuses attaches until the next open. */
 void ss_registry_close(void);

@@ -124,7 +124,7 @@ int ss_perf_events_available(void) {
     return 0;
 }
 
-static int attach(int32_t tid, int *handle) {
+static int attach(int32_t tid, int armed, int *handle) {
     uint64_t period = sample_period();
     int fd = open_counter(tid, 1 + (uint64_t)(ss_random_unit() * (double)(period - 1)));
     if (fd < 0) return fd;
@@ -145,7 +145,7 @@ static int attach(int32_t tid, int *handle) {
     control_pages[fd] = page;
     mark(ours, fd, 1);
     mark(first_period, fd, 1);
-    if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+    if (armed && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
         int error = errno;
         mark(ours, fd, 0);
         release(fd);
@@ -154,6 +154,8 @@ static int attach(int32_t tid, int *handle) {
     *handle = fd;
     return 0;
 }
+
+static int arm(int handle) { return ioctl(handle, PERF_EVENT_IOC_ENABLE, 0) == 0 ? 0 : -errno; }
 
 /* Whether `handle` is still one of the engine's counters: the program may have closed it,
  * and reused its number for a file of its own (which must be left alone). */
@@ -184,5 +186,5 @@ static int orphaned(int handle) { return !still_ours(handle) || thread_exited(ha
 
 static void forget_after_fork(int handle) { release(handle); }
 
-const ss_sampling_engine ss_perf_event_engine = {"perf_event task-clock counters (user space)", attach, detach,
+const ss_sampling_engine ss_perf_event_engine = {"perf_event task-clock counters (user space)", attach, arm, detach,
                                                  orphaned, forget_after_fork};

@@ -12,9 +12,15 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-static int attach(int32_t tid, int *handle) {
+static int attach(int32_t tid, int armed, int *handle) {
     (void)tid;
+    (void)armed;
     *handle = -1;
+    return 0;
+}
+
+static int arm(int handle) {
+    (void)handle;
     return 0;
 }
 
@@ -27,7 +33,7 @@ static int orphaned(int handle) {
 
 static void forget_after_fork(int handle) { (void)handle; }
 
-const ss_sampling_engine ss_wall_signal_engine = {"wall-clock signals from the sampler thread", attach, detach, orphaned,
+const ss_sampling_engine ss_wall_signal_engine = {"wall-clock signals from the sampler thread", attach, arm, detach, orphaned,
                                                   forget_after_fork};
 
 int ss_signal_thread(int32_t tid) {

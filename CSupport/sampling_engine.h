@@ -14,10 +14,11 @@
 typedef struct ss_sampling_engine {
     /* For the summary: what produced the samples. */
     const char *name;
-    /* Starts sampling thread `tid`; sets its handle (-1 when it needs none). Returns 0 or
-     * -errno. While arming is deferred (engine.c) the registry only notes the thread and calls
-     * this once the sampler thread is ready. */
-    int (*attach)(int32_t tid, int *handle);
+    /* Prepares sampling thread `tid`, armed now or (with `armed` 0) only at `arm`; sets its
+     * handle (-1 when it needs none). Returns 0 or -errno. */
+    int (*attach)(int32_t tid, int armed, int *handle);
+    /* Starts the sampling of a thread attached unarmed. Returns 0 or -errno. */
+    int (*arm)(int handle);
     /* Releases what `attach` made. */
     void (*detach)(int handle);
     /* Nonzero when the handle no longer samples its thread: it belongs to an earlier thread of

@@ -1,9 +1,10 @@
 /*
  * Attached threads, each with the handle the session's engine made for it
  * (sampling_engine.h). Never touched in signal context, so a mutex guards it.
- * While arming is deferred (the engine's start left the unwind tables, and maybe the
- * choice between counters and timers, to the sampler thread), threads are only noted
- * (handle -1) and the engine attaches them all together later, on the sampler thread.
+ * While arming is deferred (the engine's start left the unwind tables to the
+ * sampler thread), threads are attached unarmed and armed all together later; while the
+ * engine is only presumed (engine.c), they are merely noted (handle -1) and attached, armed,
+ * by the engine settled by then.
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
@@ -16,7 +17,7 @@
 
 typedef struct {
     int32_t tid;
-    int handle; /* the engine's: a timer id or a counter's descriptor in cpu mode, -1 when none (or not yet attached) */
+    int handle; /* the engine's: a timer id or a counter's descriptor in cpu mode, -1 when none */
 } attached_thread;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -24,8 +25,10 @@ static attached_thread *threads;
 static size_t thread_count, thread_capacity;
 /* The session's engine; NULL while closed (no session): attaches are refused. */
 static const ss_sampling_engine *engine;
-/* Threads are only noted until the sampler thread has the core unwind tables (engine.c). */
+/* Threads are attached unarmed until the sampler thread has the core unwind tables (engine.c). */
 static int arming_deferred;
+/* The engine is presumed, not yet settled: attaches only note the thread. */
+static int engine_presumed;
 /* Attaches refused because the process had no file descriptor left (the perf engine's counters). */
 static _Atomic uint64_t descriptor_refusals;
 
@@ -46,8 +49,8 @@ static void release(attached_thread *thread) {
     *thread = threads[--thread_count];
 }
 
-static int engine_attach(int32_t tid, int *handle) {
-    int result = engine->attach(tid, handle);
+static int engine_attach(int32_t tid, int armed, int *handle) {
+    int result = engine->attach(tid, armed, handle);
     if (result == -EMFILE || result == -ENFILE) atomic_fetch_add(&descriptor_refusals, 1);
     return result;
 }
@@ -76,7 +79,7 @@ int ss_thread_attach(int32_t tid, int replace) {
             thread_capacity = capacity;
         }
         int handle = -1;
-        result = arming_deferred ? 0 : engine_attach(tid, &handle);
+        result = engine_presumed ? 0 : engine_attach(tid, !arming_deferred, &handle);
         if (result == 0) threads[thread_count++] = (attached_thread){tid, handle};
     }
     pthread_mutex_unlock(&registry_lock);
@@ -115,25 +118,36 @@ void ss_registry_forget_after_fork(void) {
     thread_count = 0;
     engine = NULL;
     arming_deferred = 0;
+    engine_presumed = 0;
 }
 
-void ss_registry_open(const ss_sampling_engine *session_engine, int deferred) {
+void ss_registry_open(const ss_sampling_engine *session_engine, int deferred, int presumed) {
     pthread_mutex_lock(&registry_lock);
     engine = session_engine;
     arming_deferred = deferred;
+    engine_presumed = deferred && presumed;
     pthread_mutex_unlock(&registry_lock);
 }
 
-void ss_registry_arm_deferred(const ss_sampling_engine *session_engine) {
+void ss_registry_arm_deferred(const ss_sampling_engine *settled) {
     pthread_mutex_lock(&registry_lock);
     if (arming_deferred && engine) {
         arming_deferred = 0;
-        engine = session_engine; /* noted threads hold nothing of the presumed engine */
-        /* A thread that cannot be attached leaves the registry, as after a failed attach
-         * outside the deferral: the next scan attaches it again. */
-        for (size_t i = 0; i < thread_count;) {
-            if (engine_attach(threads[i].tid, &threads[i].handle) != 0) threads[i] = threads[--thread_count];
-            else i++;
+        if (engine_presumed) {
+            /* Noted threads hold nothing yet: the settled engine attaches them, armed. */
+            engine_presumed = 0;
+            engine = settled;
+            for (size_t i = 0; i < thread_count;) {
+                if (engine_attach(threads[i].tid, 1, &threads[i].handle) != 0) threads[i] = threads[--thread_count];
+                else i++;
+            }
+        } else {
+            /* A thread whose timer cannot be armed leaves the registry, as after a failed
+             * attach: the next scan attaches it again. */
+            for (size_t i = 0; i < thread_count;) {
+                if (threads[i].handle >= 0 && engine->arm(threads[i].handle) != 0) release(&threads[i]);
+                else i++;
+            }
         }
     }
     pthread_mutex_unlock(&registry_lock);
@@ -144,5 +158,6 @@ void ss_registry_close(void) {
     while (thread_count > 0) release(&threads[0]);
     engine = NULL;
     arming_deferred = 0;
+    engine_presumed = 0;
     pthread_mutex_unlock(&registry_lock);
 }
