@@ -20,6 +20,10 @@ ss_config ss_active_config;
 static _Atomic int running;
 static int initialised;
 static char engine_description[160];
+/* The session's engine; while `probe_pending`, the perf engine presumed until the sampler
+ * thread (or the stop, if it comes first) has asked the kernel. */
+static const ss_sampling_engine *session_engine;
+static _Atomic int probe_pending;
 
 const char *ss_engine_description(void) { return engine_description; }
 
@@ -32,13 +36,36 @@ uint64_t ss_scheduler_tick_ns(void) {
     return (uint64_t)resolution.tv_sec * 1000000000u + (uint64_t)resolution.tv_nsec;
 }
 
+/* The cpu engine once the kernel has answered `perf` (0, or -errno from perf_event_open),
+ * described; NULL when the one asked for cannot run. */
+static const ss_sampling_engine *settle_engine(const ss_config *config, int perf) {
+    if (perf == 0) {
+        snprintf(engine_description, sizeof engine_description, "%s",
+                 config->event_period ? "perf_event counters" : ss_perf_event_engine.name);
+        return &ss_perf_event_engine;
+    }
+    if (config->engine == SS_ENGINE_PERF || config->event_period) {
+        snprintf(engine_description, sizeof engine_description, "perf_event_open: %s", strerror(-perf));
+        return NULL;
+    }
+    snprintf(engine_description, sizeof engine_description, "%s (perf_event_open: %s)", ss_cpu_timer_engine.name,
+             strerror(-perf));
+    return &ss_cpu_timer_engine;
+}
+
 /* The engine of `config`'s mode and choice, described; NULL when the one asked for cannot run.
  * Chosen automatically, perf counters run where they change the result: periods shorter than
  * two scheduler ticks, where timers fire late or merge periods. At longer periods the timers
  * sample as asked, and they spare the process the kernel's cost of enabling perf's
  * scheduler hooks, which a process pays when no other perf event exists (5 to 18 ms on the
- * test machine, 1.7 % of a 1.2 s run at 100 Hz). */
-static const ss_sampling_engine *choose_engine(const ss_config *config) {
+ * test machine, 1.7 % of a 1.2 s run at 100 Hz).
+ * That cost is a wait (the first task-bound counter in the system makes perf_event_open wait
+ * for an RCU grace period: 5.5 to 15 ms measured here), not work. Chosen automatically with
+ * arming `deferred` (the preload's constructor, before main), the perf engine is presumed and
+ * the probe left to the sampler thread with the counters (ss_engine_sampler_starting), so the
+ * program does not wait for it; asked for by name, the probe runs now, so that a refusal is an
+ * error at start. */
+static const ss_sampling_engine *choose_engine(const ss_config *config, int deferred) {
     if (config->mode == SS_MODE_WALL) {
         snprintf(engine_description, sizeof engine_description, "%s", ss_wall_signal_engine.name);
         return &ss_wall_signal_engine;
@@ -56,19 +83,18 @@ static const ss_sampling_engine *choose_engine(const ss_config *config) {
         }
         return &ss_cpu_timer_engine;
     }
-    int perf = ss_perf_events_available();
-    if (perf == 0) {
-        snprintf(engine_description, sizeof engine_description, "%s",
-                 config->event_period ? "perf_event counters" : ss_perf_event_engine.name);
+    if (deferred && config->engine == SS_ENGINE_AUTOMATIC && !config->event_period) {
+        snprintf(engine_description, sizeof engine_description, "%s", ss_perf_event_engine.name);
+        atomic_store(&probe_pending, 1);
         return &ss_perf_event_engine;
     }
-    if (config->engine == SS_ENGINE_PERF || config->event_period) {
-        snprintf(engine_description, sizeof engine_description, "perf_event_open: %s", strerror(-perf));
-        return NULL;
-    }
-    snprintf(engine_description, sizeof engine_description, "%s (perf_event_open: %s)", ss_cpu_timer_engine.name,
-             strerror(-perf));
-    return &ss_cpu_timer_engine;
+    return settle_engine(config, ss_perf_events_available());
+}
+
+/* The presumed perf engine settled: kept if the kernel opens counters, else the timers (the
+ * description says why). Once, by the sampler thread as it starts or by the stop. */
+static void settle_presumed_engine(void) {
+    if (atomic_exchange(&probe_pending, 0)) session_engine = settle_engine(&ss_active_config, ss_perf_events_available());
 }
 
 /* A forked child has only the forking thread, no timers and no sampler: the
@@ -127,9 +153,14 @@ int ss_engine_init(const ss_config *config) {
      * unwind tables, and so the timers, to the sampler thread: the program starts without
      * waiting for them. With threads running, every table is made now. */
     ss_active_config = *config;
-    const ss_sampling_engine *engine = choose_engine(config);
-    if (!engine) return SS_ERR_ENGINE_UNAVAILABLE;
     int deferred = process_thread_count() <= 1;
+    atomic_store(&probe_pending, 0);
+    const ss_sampling_engine *engine = choose_engine(config, deferred);
+    if (!engine) return SS_ERR_ENGINE_UNAVAILABLE;
+    session_engine = engine;
+    /* The presumed engine's counters are opened by the sampler thread, moved above the
+     * program's descriptors: the table is grown for them now, while it is cheap. */
+    if (atomic_load(&probe_pending)) ss_perf_reserve_descriptors();
     ss_module_cache_prepare(deferred);
     /* SIGPROF in both modes: libdispatch blocks SIGALRM in its worker threads
      * (and threads they create inherit the mask), so wall mode on SIGALRM
@@ -138,18 +169,21 @@ int ss_engine_init(const ss_config *config) {
     status = ss_handler_install(SIGPROF);
     if (status != SS_OK) return status;
     initialised = 1;
-    ss_registry_open(engine, deferred);
+    ss_registry_open(engine, deferred, atomic_load(&probe_pending));
     atomic_store(&running, 1);
     return SS_OK;
 }
 
 void ss_engine_sampler_starting(void) {
     ss_module_cache_prepare_core();
-    if (!ss_sampler_stop_requested()) ss_registry_arm_deferred();
+    if (ss_sampler_stop_requested()) return;
+    settle_presumed_engine();
+    ss_registry_arm_deferred(session_engine);
 }
 
 void ss_engine_stop(void) {
     if (!atomic_exchange(&running, 0)) return;
+    settle_presumed_engine(); /* a session stopped before its sampler started still says truly what ran */
     ss_registry_close();
     ss_handler_deactivate();
 }

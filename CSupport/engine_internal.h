@@ -138,10 +138,11 @@ uint64_t ss_scheduler_tick_ns(void);
 double ss_random_unit(void);
 
 /* thread_registry.c: open from the engine's start to its stop, with the session's engine
- * (sampling_engine.h); threads attached while `deferred` are armed by ss_registry_arm_deferred(). */
+ * (sampling_engine.h); threads attached while `deferred` are armed by ss_registry_arm_deferred(),
+ * or, with the engine `presumed`, only noted then and attached by the engine it is given. */
 struct ss_sampling_engine;
-void ss_registry_open(const struct ss_sampling_engine *engine, int deferred);
-void ss_registry_arm_deferred(void);
+void ss_registry_open(const struct ss_sampling_engine *engine, int deferred, int presumed);
+void ss_registry_arm_deferred(const struct ss_sampling_engine *engine);
 /* Detaches every thread and refuses attaches until the next open. */
 void ss_registry_close(void);
 void ss_registry_forget_after_fork(void);

@@ -103,6 +103,17 @@ static int open_counter(int32_t tid, uint64_t first) {
     return fd < 0 ? -errno : (int)fd;
 }
 
+/* Grows the process's descriptor table to hold FIRST_DESCRIPTOR now, while the process has one
+ * thread: grown later, with threads sharing it, the kernel waits for an RCU grace period
+ * (expand_fdtable; 10 to 12 ms measured here), which delayed the first counter's start. */
+void ss_perf_reserve_descriptors(void) {
+    int low = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (low < 0) return;
+    int high = fcntl(low, F_DUPFD_CLOEXEC, FIRST_DESCRIPTOR);
+    if (high >= 0) close(high);
+    close(low);
+}
+
 int ss_perf_events_available(void) {
     ss_config saved = ss_active_config;
     if (ss_active_config.period_ns == 0) ss_active_config.period_ns = 10000000;

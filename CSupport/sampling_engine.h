@@ -36,6 +36,9 @@ extern const ss_sampling_engine ss_cpu_timer_engine;
 extern const ss_sampling_engine ss_perf_event_engine;
 /* engine_perf_events.c: 0 when this process may open task-clock counters, else -errno. */
 int ss_perf_events_available(void);
+/* engine_perf_events.c: makes room in the descriptor table for the counters while the process
+ * has one thread (cheap then; a wait for the kernel once threads share the table). */
+void ss_perf_reserve_descriptors(void);
 /* wall mode: nothing per thread; the sampler thread signals (ss_signal_thread) on its schedule. */
 extern const ss_sampling_engine ss_wall_signal_engine;
 

@@ -2,7 +2,9 @@
  * Attached threads, each with the handle the session's engine made for it
  * (sampling_engine.h). Never touched in signal context, so a mutex guards it.
  * While arming is deferred (the engine's start left the unwind tables to the
- * sampler thread), threads are attached unarmed and armed all together later.
+ * sampler thread), threads are attached unarmed and armed all together later; while the
+ * engine is only presumed (engine.c), they are merely noted (handle -1) and attached, armed,
+ * by the engine settled by then.
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
@@ -25,6 +27,8 @@ static size_t thread_count, thread_capacity;
 static const ss_sampling_engine *engine;
 /* Threads are attached unarmed until the sampler thread has the core unwind tables (engine.c). */
 static int arming_deferred;
+/* The engine is presumed, not yet settled: attaches only note the thread. */
+static int engine_presumed;
 /* Attaches refused because the process had no file descriptor left (the perf engine's counters). */
 static _Atomic uint64_t descriptor_refusals;
 
@@ -43,6 +47,12 @@ int64_t ss_thread_cpu_time_ns(int32_t tid) {
 static void release(attached_thread *thread) {
     if (thread->handle >= 0) engine->detach(thread->handle);
     *thread = threads[--thread_count];
+}
+
+static int engine_attach(int32_t tid, int armed, int *handle) {
+    int result = engine->attach(tid, armed, handle);
+    if (result == -EMFILE || result == -ENFILE) atomic_fetch_add(&descriptor_refusals, 1);
+    return result;
 }
 
 static attached_thread *find(int32_t tid) {
@@ -69,8 +79,7 @@ int ss_thread_attach(int32_t tid, int replace) {
             thread_capacity = capacity;
         }
         int handle = -1;
-        result = engine->attach(tid, !arming_deferred, &handle);
-        if (result == -EMFILE || result == -ENFILE) atomic_fetch_add(&descriptor_refusals, 1);
+        result = engine_presumed ? 0 : engine_attach(tid, !arming_deferred, &handle);
         if (result == 0) threads[thread_count++] = (attached_thread){tid, handle};
     }
     pthread_mutex_unlock(&registry_lock);
@@ -109,24 +118,36 @@ void ss_registry_forget_after_fork(void) {
     thread_count = 0;
     engine = NULL;
     arming_deferred = 0;
+    engine_presumed = 0;
 }
 
-void ss_registry_open(const ss_sampling_engine *session_engine, int deferred) {
+void ss_registry_open(const ss_sampling_engine *session_engine, int deferred, int presumed) {
     pthread_mutex_lock(&registry_lock);
     engine = session_engine;
     arming_deferred = deferred;
+    engine_presumed = deferred && presumed;
     pthread_mutex_unlock(&registry_lock);
 }
 
-void ss_registry_arm_deferred(void) {
+void ss_registry_arm_deferred(const ss_sampling_engine *settled) {
     pthread_mutex_lock(&registry_lock);
-    if (arming_deferred) {
+    if (arming_deferred && engine) {
         arming_deferred = 0;
-        /* A thread whose timer cannot be armed leaves the registry, as after a failed
-         * attach: the next scan attaches it again. */
-        for (size_t i = 0; i < thread_count;) {
-            if (threads[i].handle >= 0 && engine->arm(threads[i].handle) != 0) release(&threads[i]);
-            else i++;
+        if (engine_presumed) {
+            /* Noted threads hold nothing yet: the settled engine attaches them, armed. */
+            engine_presumed = 0;
+            engine = settled;
+            for (size_t i = 0; i < thread_count;) {
+                if (engine_attach(threads[i].tid, 1, &threads[i].handle) != 0) threads[i] = threads[--thread_count];
+                else i++;
+            }
+        } else {
+            /* A thread whose timer cannot be armed leaves the registry, as after a failed
+             * attach: the next scan attaches it again. */
+            for (size_t i = 0; i < thread_count;) {
+                if (threads[i].handle >= 0 && engine->arm(threads[i].handle) != 0) release(&threads[i]);
+                else i++;
+            }
         }
     }
     pthread_mutex_unlock(&registry_lock);
@@ -137,5 +158,6 @@ void ss_registry_close(void) {
     while (thread_count > 0) release(&threads[0]);
     engine = NULL;
     arming_deferred = 0;
+    engine_presumed = 0;
     pthread_mutex_unlock(&registry_lock);
 }

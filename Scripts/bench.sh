@@ -94,6 +94,7 @@ for program in split threads deep; do
   gcc -O2 -Wall -Wextra -Werror -pthread -o "$bins/bench_$program" "Scripts/bench/bench_$program.c"
 done
 gcc -O2 -Wall -Wextra -Werror -o "$bins/hz_probe" Scripts/bench/hz_probe.c
+gcc -O2 -Wall -Wextra -Werror -o "$bins/gap_probe" Scripts/bench/gap_probe.c
 gcc -O2 -Wall -Wextra -Werror -o "$bins/unwind_probe" Scripts/bench/unwind_probe.c -lunwind
 swiftc -O -o "$bins/bench_matrix" Scripts/bench/bench_matrix.swift
 
@@ -111,8 +112,8 @@ step "handler time at 30-frame stacks, and a bare libunwind walk in a handler fo
 "${helper[@]}" handler
 step "start-up time of /bin/true, $startup_runs runs per variant"
 "${helper[@]}" startup --runs "$startup_runs"
-step "cpu mode's engines against perf: rates, attribution and slowdown at 1 kHz, page faults"
-"${helper[@]}" engines --rounds "$rounds"
+step "cpu mode's engines against perf: rates, attribution, slowdown at 1 kHz and at equal delivered rates, cost per sample, page faults"
+"${helper[@]}" engines --rounds "$rounds" --max-wait 60
 step "sampler thread CPU per sample, many distinct stacks at 1 kHz"
 Scripts/bench-sampler.sh "$repeats" "$attribution_seconds" | tee "$work/sampler.txt" >&2
 step "loader lock: loader_churn under 1 kHz sampling, $deadlock_runs runs per mode"

@@ -8,8 +8,10 @@ Subcommands (each reads/writes JSON in the work directory given with --work):
   attribution  5-second runs of the split workload under each profiler, shares vs ground truth
   handler      one run at a 30-frame stack depth for the handler-time budget; a bare libunwind walk for reference
   startup      /bin/true with and without the preload library (hyperfine, else own loop)
-  engines      cpu mode's perf and timer engines against perf: rates, attribution and slowdown at 1 kHz, page faults
+  engines      cpu mode's perf and timer engines against perf: rates, attribution, slowdown at 1 kHz and at equal
+               delivered rates with fixed costs and cost per delivered sample (wall, CPU, the thread's own gaps), page faults
   report       writes BENCHMARKS.md from the JSON files
+  report-engines  replaces only the engines section of an existing BENCHMARKS.md (after a lone `engines` run)
 
 Everything prints progress to stderr and exits non-zero with a message on the first failure.
 """
@@ -21,11 +23,12 @@ import sys
 from bench_common import BenchError, log
 from bench_engines import cmd_engines
 from bench_measure import cmd_attribution, cmd_calibrate, cmd_handler, cmd_machine, cmd_slowdown, cmd_startup
-from bench_report import cmd_report
+from bench_report import cmd_report, cmd_report_engines
 
 COMMANDS = {
     "machine": cmd_machine, "calibrate": cmd_calibrate, "slowdown": cmd_slowdown, "attribution": cmd_attribution,
     "handler": cmd_handler, "startup": cmd_startup, "engines": cmd_engines, "report": cmd_report,
+    "report-engines": cmd_report_engines,
 }
 
 

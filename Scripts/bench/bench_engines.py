@@ -1,11 +1,15 @@
 """cpu mode's two engines side by side with perf at the same rate: achieved rate at 1 ms and
-100 us, attribution at 1 kHz, slowdown at 1 kHz, and page faults counted as events."""
+100 us, attribution at 1 kHz, slowdown at 1 kHz and at equal delivered rates with the cost per
+delivered sample, and page faults counted as events."""
 import os
 import re
 import statistics
+import struct
 import subprocess
+import time
 
-from bench_common import GPERF_LIB, SPLIT_FUNCTIONS, load, log, run_timed, save
+from bench_common import (GPERF_LIB, SPLIT_FUNCTIONS, LoadMeter, QuietGate, children_cpu_seconds, cpu_busy_seconds, load, log,
+                          meter_round_load, run_timed, save)
 from bench_shares import measured_shares, shares_from_folded_lines, stacks_from_perf
 
 
@@ -24,6 +28,31 @@ def _summary_rate(path):
 
 def _perf_samples(data):
     return len(stacks_from_perf(data))
+
+
+def _ss_signals(summary):
+    """Samples the engine delivered (signals handled): the summary's samples less the periods
+    that timers merged into them (si_overrun), which count in the profile but cost nothing."""
+    with open(summary) as f:
+        text = f.read()
+    samples = int(re.search(r"(\d+) samples from", text).group(1))
+    merged = re.search(r"timer overruns: (\d+)", text)
+    return samples - (int(merged.group(1)) if merged else 0)
+
+
+def _gperf_samples(path):
+    """Samples in a gperftools CPU profile (binary: header, then count, depth, PCs per record)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    words = struct.unpack(f"<{len(data) // 8}Q", data[: len(data) // 8 * 8])
+    i, total = 2 + words[1], 0
+    while i + 2 <= len(words):
+        count, depth = words[i], words[i + 1]
+        if count == 0 and depth == 1:  # trailer
+            break
+        total += count
+        i += 2 + depth
+    return total
 
 
 def cmd_engines(args):
@@ -69,27 +98,10 @@ def cmd_engines(args):
         result["attribution"][name] = max(abs(shares[f] - measured[f]) * 100 for f in SPLIT_FUNCTIONS)
     log(f"engines: attribution {result['attribution']}")
 
-    # Slowdown at 1 kHz, interleaved rounds, median of time ratios to the unprofiled run.
-    variants = {
-        "StackSampler perf engine 1 kHz": lambda tag: ([split, str(sizes["work"])],
-                                                       _ss_env(args.lib, os.path.join(tmp, f"sl-{tag}.folded"), "1ms", "perf")),
-        "StackSampler timer engine 1 kHz": lambda tag: ([split, str(sizes["work"])],
-                                                        _ss_env(args.lib, os.path.join(tmp, f"sl-{tag}.folded"), "1ms", "timer")),
-        "gperftools 1 kHz": lambda tag: ([split, str(sizes["work"])],
-                                         {"LD_PRELOAD": GPERF_LIB, "CPUPROFILE": os.path.join(tmp, f"sl-{tag}.prof"),
-                                          "CPUPROFILE_FREQUENCY": "1000"}),
-        "perf record -F 1000 -g": lambda tag: (["perf", "record", "-q", "--no-bpf-event", "-e", "cpu-clock", "-F", "1000", "-g",
-                                                "-o", os.path.join(tmp, f"sl-{tag}.data"), "--", split, str(sizes["work"])], {}),
-    }
-    ratios = {name: [] for name in variants}
-    for round_number in range(args.rounds):
-        base, _ = run_timed([split, str(sizes["work"])], {}, out, err)
-        for name, make in variants.items():
-            argv, env = make(f"{round_number}")
-            wall, _ = run_timed(argv, env, out, err)
-            ratios[name].append(wall / base)
-    result["slowdown"] = {name: (statistics.median(r) - 1) * 100 for name, r in ratios.items()}
+    result["slowdown"], result["delivered"] = _slowdown(args, split, sizes["work"], tmp, out, err)
     log(f"engines: slowdown {result['slowdown']}")
+    result["thread_losses"] = _thread_losses(args, tmp, out, err)
+    log(f"engines: time taken from the sampled thread per sample {result['thread_losses']['rows']}")
 
     # Page faults as events: 100,000 fresh pages touched in one function, a sample per fault.
     program = os.path.join(tmp, "page_faults")
@@ -103,3 +115,131 @@ def cmd_engines(args):
     result["page_faults"] = {"pages": 100000, "samples in touch_pages": touched}
     log(f"engines: page faults {result['page_faults']}")
     save(args.work, "engines.json", result)
+
+
+# Slowdown configurations: (profiler, asked rate, StackSampler engine or profiler argument, period).
+# gperftools' "1 kHz" (setitimer ITIMER_PROF) and the timer engine fire only at scheduler ticks, about
+# 250 samples per CPU-second at HZ=250, where the perf engine at 1 ms delivers 1000: the rows at 4 ms
+# and 250 Hz compare them at equal delivered rates. The 1 s / 1 Hz rows deliver about one sample: what
+# each profiler costs a process whatever it samples (start-up, sampler thread, writing the profile).
+SLOWDOWN_ROWS = [
+    # name, kind, argument, fixed-cost row it is compared against
+    ("StackSampler perf engine 1 kHz (auto)", "ss", ("1ms", "auto"), "StackSampler timer engine 1 s (fixed cost)"),
+    ("StackSampler perf engine 4 ms (--engine perf)", "ss", ("4ms", "perf"), "StackSampler perf engine 1 s (--engine perf, fixed cost)"),
+    ("StackSampler timer engine 1 kHz", "ss", ("1ms", "timer"), "StackSampler timer engine 1 s (fixed cost)"),
+    ("gperftools 1 kHz", "gperf", "1000", "gperftools 1 Hz (fixed cost)"),
+    ("perf record -F 1000 -g", "perf", "1000", "perf record -F 1 -g (fixed cost)"),
+    ("perf record -F 250 -g", "perf", "250", "perf record -F 1 -g (fixed cost)"),
+    ("StackSampler timer engine 1 s (fixed cost)", "ss", ("1s", "timer"), None),
+    ("StackSampler perf engine 1 s (--engine perf, fixed cost)", "ss", ("1s", "perf"), None),
+    ("gperftools 1 Hz (fixed cost)", "gperf", "1", None),
+    ("perf record -F 1 -g (fixed cost)", "perf", "1", None),
+]
+
+
+def _slowdown(args, split, work, tmp, out, err):
+    """Interleaved rounds of every row of SLOWDOWN_ROWS against the unprofiled run: the median
+    of the wall-time ratios, the median added wall time, the samples each delivered, and the
+    added wall time per delivered sample beyond the profiler's fixed cost (its 1 s / 1 Hz row)."""
+    argv = [split, str(work)]
+
+    def run(name, kind, argument, tag):
+        if kind == "ss":
+            period, engine = argument
+            target = os.path.join(tmp, f"sl-{tag}.folded")
+            wall, cpu = run_timed(argv, _ss_env(args.lib, target, period, engine), out, err)
+            return wall, cpu, _ss_signals(target + ".summary")
+        if kind == "gperf":
+            target = os.path.join(tmp, f"sl-{tag}.prof")
+            wall, cpu = run_timed(argv, {"LD_PRELOAD": GPERF_LIB, "CPUPROFILE": target, "CPUPROFILE_FREQUENCY": argument}, out, err)
+            return wall, cpu, _gperf_samples(target)
+        data = os.path.join(tmp, f"sl-{tag}.data")
+        wall, cpu = run_timed(["perf", "record", "-q", "--no-bpf-event", "-e", "cpu-clock", "-F", argument, "-g", "-o", data,
+                               "--"] + argv, {}, out, err)
+        return wall, cpu, _perf_samples(data)
+
+    runs = {name: [] for name, *_ in SLOWDOWN_ROWS}
+    bases, loads = [], []
+    gate = QuietGate(args.max_wait)
+    with LoadMeter() as meter:
+        for round_number in range(args.rounds):
+            gate.wait()
+            start = (cpu_busy_seconds(), children_cpu_seconds(), time.monotonic())
+            base, base_cpu = run_timed(argv, {}, out, err)
+            bases.append((base, base_cpu))
+            for index, (name, kind, argument, _) in enumerate(SLOWDOWN_ROWS):
+                wall, cpu, samples = run(name, kind, argument, f"{round_number}-{index}")
+                runs[name].append({"wall": wall, "cpu": cpu, "samples": samples, "base": base, "base_cpu": base_cpu})
+            loads.append(meter_round_load(start))
+    slowdown = {name: (statistics.median(r["wall"] / r["base"] for r in rs) - 1) * 100 for name, rs in runs.items()}
+    delivered = {"load": {"other_cores_per_round": loads, "phase": meter.result, "waited_s": gate.waited},
+                 "unprofiled_s": statistics.median(b for b, _ in bases), "rows": {}}
+    added = {name: statistics.median(r["wall"] - r["base"] for r in rs) for name, rs in runs.items()}
+    added_cpu = {name: statistics.median(r["cpu"] - r["base_cpu"] for r in rs) for name, rs in runs.items()}
+    for name, kind, argument, fixed in SLOWDOWN_ROWS:
+        rs = runs[name]
+        samples = statistics.median(r["samples"] for r in rs)
+        cpu_seconds = statistics.median(r["base_cpu"] for r in rs)
+        row = {"slowdown_pct": slowdown[name], "added_ms": added[name] * 1000, "added_cpu_ms": added_cpu[name] * 1000,
+               "samples": samples, "per_cpu_second": samples / cpu_seconds if cpu_seconds > 0 else None,
+               "us_per_sample_gross": added[name] / samples * 1e6 if samples else None, "fixed_row": fixed}
+        if fixed and samples:
+            row["us_per_sample"] = (added[name] - added[fixed]) / samples * 1e6
+            row["cpu_us_per_sample"] = (added_cpu[name] - added_cpu[fixed]) / samples * 1e6
+        delivered["rows"][name] = row
+    return slowdown, delivered
+
+
+# The sampled thread's own losses, per delivered sample (gap_probe): unlike wall time, barely
+# moved by other processes on the machine.
+LOSS_ROWS = [
+    ("StackSampler perf engine 1 kHz (auto)", "ss", ("1ms", "auto")),
+    ("StackSampler perf engine 4 ms (--engine perf)", "ss", ("4ms", "perf")),
+    ("StackSampler timer engine 1 kHz", "ss", ("1ms", "timer")),
+    ("gperftools 1 kHz", "gperf", "1000"),
+    ("perf record -F 1000 -g", "perf", "1000"),
+    ("perf record -F 250 -g", "perf", "250"),
+]
+
+
+def _gap_run(argv, env, out, err):
+    run_timed(argv, env, out, err)
+    with open(out) as f:
+        m = re.search(r"gaps (\d+) lost_ms ([\d.]+)", f.read())
+    return int(m.group(1)), float(m.group(2))
+
+
+def _thread_losses(args, tmp, out, err, seconds="1"):
+    """gap_probe (1 s of CPU) unprofiled and under each row of LOSS_ROWS, interleaved: the time
+    taken from the thread in gaps under 200 us, less the unprofiled run's, per delivered sample."""
+    probe = [os.path.join(args.bins, "gap_probe"), seconds]
+    base, rows = [], {name: [] for name, *_ in LOSS_ROWS}
+    for round_number in range(args.rounds):
+        base.append(_gap_run(probe, {}, out, err))
+        for index, (name, kind, argument) in enumerate(LOSS_ROWS):
+            tag = f"gap-{round_number}-{index}"
+            if kind == "ss":
+                target = os.path.join(tmp, tag + ".folded")
+                gaps, lost = _gap_run(probe, _ss_env(args.lib, target, *argument), out, err)
+                samples = _ss_signals(target + ".summary")
+            elif kind == "gperf":
+                target = os.path.join(tmp, tag + ".prof")
+                gaps, lost = _gap_run(probe, {"LD_PRELOAD": GPERF_LIB, "CPUPROFILE": target, "CPUPROFILE_FREQUENCY": argument}, out, err)
+                samples = _gperf_samples(target)
+            else:
+                data = os.path.join(tmp, tag + ".data")
+                gaps, lost = _gap_run(["perf", "record", "-q", "--no-bpf-event", "-e", "cpu-clock", "-F", argument, "-g", "-o", data,
+                                       "--"] + probe, {}, out, err)
+                samples = _perf_samples(data)
+            rows[name].append({"gaps": gaps, "lost_ms": lost, "samples": samples, "base_gaps": base[-1][0], "base_lost_ms": base[-1][1]})
+    result = {"unprofiled": {"gaps": statistics.median(g for g, _ in base), "lost_ms": statistics.median(l for _, l in base)},
+              "rows": {}}
+    for name, runs in rows.items():
+        samples = statistics.median(r["samples"] for r in runs)
+        result["rows"][name] = {
+            "samples": samples,
+            "extra_gaps": statistics.median(r["gaps"] - r["base_gaps"] for r in runs),
+            "extra_lost_ms": statistics.median(r["lost_ms"] - r["base_lost_ms"] for r in runs),
+            "us_per_sample": statistics.median((r["lost_ms"] - r["base_lost_ms"]) * 1000 / r["samples"] for r in runs if r["samples"]),
+        }
+    return result

@@ -214,27 +214,8 @@ def cmd_report(args):
 
     engines_path = os.path.join(args.work, "engines.json")
     if os.path.exists(engines_path):
-        engines = load(args.work, "engines.json")
-        w("## cpu mode's engines against perf (split workload)")
-        w("")
-        w("Achieved rate in samples per CPU-second of the single-threaded split workload (targets: 1000 ± 2 % at 1 ms, "
-          "≥ 9,500 at 100 µs); perf record's is its sample count over the workload's CPU time.")
-        w("")
-        names = list(next(iter(engines["rates"].values())))
-        w("| period | " + " | ".join(names) + " |")
-        w("|---|" + "---|" * len(names))
-        for period, row in engines["rates"].items():
-            w(f"| {period} | " + " | ".join("—" if row[n] is None else f"{row[n]:.0f}" for n in names) + " |")
-        w("")
-        w("Attribution at 1 kHz, shares pooled over 3 runs of about 5 s, largest error of the three functions "
-          "(target ≤ 0.3 pp): " + ", ".join(f"{n} {e:.2f} pp" for n, e in engines["attribution"].items()) + ".")
-        w("")
-        w("Slowdown at 1 kHz, median over interleaved rounds: " + ", ".join(f"{n} {v:+.1f} %" for n, v in engines["slowdown"].items()) + ".")
-        w("")
-        pf = engines["page_faults"]
-        w(f"Page faults (`--event page-faults --event-period 1`, {pf['pages']:,} fresh pages touched in one function): "
-          f"{pf['samples in touch_pages']:,} samples there ({(pf['samples in touch_pages'] / pf['pages'] - 1) * 100:+.2f} %; target ± 2 %).")
-        w("")
+        for line in engines_section(load(args.work, "engines.json")):
+            w(line)
 
     deadlock = os.path.join(args.work, "deadlock.txt")
     if os.path.exists(deadlock):
@@ -315,3 +296,94 @@ def cmd_report(args):
     with open(args.output, "w") as f:
         f.write(text)
     log(f"report: wrote {args.output}")
+
+
+def engines_section(engines):
+    """The lines of BENCHMARKS.md's section on cpu mode's engines (from engines.json), up to the next section."""
+    lines = []
+    w = lines.append
+    w("## cpu mode's engines against perf (split workload)")
+    w("")
+    w("Achieved rate in samples per CPU-second of the single-threaded split workload (targets: 1000 ± 2 % at 1 ms, "
+      "≥ 9,500 at 100 µs); perf record's is its sample count over the workload's CPU time.")
+    w("")
+    names = list(next(iter(engines["rates"].values())))
+    w("| period | " + " | ".join(names) + " |")
+    w("|---|" + "---|" * len(names))
+    for period, row in engines["rates"].items():
+        w(f"| {period} | " + " | ".join("—" if row[n] is None else f"{row[n]:.0f}" for n in names) + " |")
+    w("")
+    w("Attribution at 1 kHz, shares pooled over 3 runs of about 5 s, largest error of the three functions "
+      "(target ≤ 0.3 pp): " + ", ".join(f"{n} {e:.2f} pp" for n, e in engines["attribution"].items()) + ".")
+    w("")
+    delivered = engines.get("delivered")
+    if not delivered:
+        w("Slowdown at 1 kHz, median over interleaved rounds: " + ", ".join(f"{n} {v:+.1f} %" for n, v in engines["slowdown"].items()) + ".")
+        w("")
+    else:
+        load = delivered["load"]
+        w(f"Slowdown and cost per delivered sample, {len(load['other_cores_per_round'])} interleaved rounds (unprofiled run "
+          f"{delivered['unprofiled_s']:.2f} s; other processes kept {min(load['other_cores_per_round']):.2f}–"
+          f"{max(load['other_cores_per_round']):.2f} cores busy, median {statistics.median(load['other_cores_per_round']):.2f}, "
+          f"of 2). \"Asked 1 kHz\" is not one rate: gperftools' setitimer(ITIMER_PROF) and the timer engine fire only at "
+          "scheduler ticks (about 250 a CPU-second at HZ=250), the perf engine and perf record at the period asked. "
+          "So the rows at 4 ms and 250 Hz compare at equal *delivered* rates, and the fixed-cost rows (1 s, 1 Hz: about "
+          "one sample) split what each profiler costs a process whatever it samples from what each sample costs. "
+          "Per sample = (added wall time − the profiler's fixed-cost row) / samples delivered; "
+          "CPU per sample the same with the process's CPU time (perf record's includes the perf process).")
+        w("")
+        w("| configuration | samples delivered (per CPU-second) | slowdown, median of ratios | added wall time | fixed-cost row | "
+          "µs of wall per delivered sample | µs of CPU per delivered sample |")
+        w("|---|---|---|---|---|---|---|")
+        for name, row in delivered["rows"].items():
+            per = row.get("us_per_sample")
+            cpu_per = row.get("cpu_us_per_sample")
+            rate = row["per_cpu_second"]
+            w(f"| {name} | {row['samples']:.0f} ({'—' if rate is None else f'{rate:.0f}'}) | {row['slowdown_pct']:+.1f} % | "
+              f"{row['added_ms']:+.1f} ms | {row['fixed_row'] or '—'} | {'—' if per is None else f'{per:.1f}'} | "
+              f"{'—' if cpu_per is None else f'{cpu_per:.1f}'} |")
+        w("")
+    losses = engines.get("thread_losses")
+    if losses:
+        base = losses["unprofiled"]
+        w("What a sample takes from the thread it samples (`Scripts/bench/gap_probe.c`: 1 s of CPU reading the clock, "
+          "every gap between two readings from 1.5 to 200 µs summed; the unprofiled run's own gaps, "
+          f"{base['gaps']:.0f} for {base['lost_ms']:.1f} ms, taken off; medians over interleaved rounds). Other processes "
+          "barely move this figure, unlike wall time. The perf engine's and perf record's samples are interrupts of their "
+          "own (an hrtimer at the period, then for the perf engine a self-IPI that raises the signal); the timer engine's "
+          "and gperftools' signals ride on the scheduler tick that comes anyway.")
+        w("")
+        w("| configuration | samples delivered | extra gaps | time taken from the thread | per delivered sample |")
+        w("|---|---|---|---|---|")
+        for name, row in losses["rows"].items():
+            w(f"| {name} | {row['samples']:.0f} | {row['extra_gaps']:+.0f} | {row['extra_lost_ms']:+.2f} ms | {row['us_per_sample']:.1f} µs |")
+        w("")
+    pf = engines["page_faults"]
+    w(f"Page faults (`--event page-faults --event-period 1`, {pf['pages']:,} fresh pages touched in one function): "
+      f"{pf['samples in touch_pages']:,} samples there ({(pf['samples in touch_pages'] / pf['pages'] - 1) * 100:+.2f} %; target ± 2 %).")
+    w("")
+    return lines
+
+
+def cmd_report_engines(args):
+    """Replaces only the engines section of an existing report (--output) with one made from
+    engines.json, leaving the other sections (and their run's figures) as they are."""
+    with open(args.output) as f:
+        text = f.read()
+    head = "## cpu mode's engines against perf (split workload)"
+    start = text.index(head)
+    end = text.find("\n## ", start + len(head))
+    end = len(text) if end < 0 else end + 1
+    lines = engines_section(load(args.work, "engines.json"))
+    import datetime
+    import subprocess
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "?"
+    when = datetime.datetime.fromtimestamp(os.path.getmtime(os.path.join(args.work, "engines.json")), datetime.timezone.utc)
+    lines[1:1] = ["", f"This section alone comes from a later run of the `engines` step, on {when:%Y-%m-%d %H:%M} UTC at commit "
+                      f"{commit} (`python3 Scripts/bench/bench.py engines` then `report-engines`), not from the run the rest of "
+                      "this file reports; its machine was not quiet (see the load below)."]
+    section = "\n".join(lines) + "\n"
+    with open(args.output + ".tmp", "w") as f:
+        f.write(text[:start] + section + text[end:])
+    os.replace(args.output + ".tmp", args.output)
+    log(f"report-engines: {args.output} (engines section only)")
