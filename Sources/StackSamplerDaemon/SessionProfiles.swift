@@ -59,6 +59,8 @@ package final class SessionProfiles: ProfileProvider {
         let running = Profiler.runningConfiguration
         json.key("sampling")
         json.bool(running != nil)
+        json.key("profiling")
+        json.bool(serving.load(ordering: .relaxed))
         json.key("mode")
         json.string((running ?? onDemand).mode.rawValue)
         json.key("period_ns")

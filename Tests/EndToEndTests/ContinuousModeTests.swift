@@ -83,6 +83,22 @@ extension EndToEnd {
             #expect(last.contains("wrote "), "\(last)")
         }
 
+        @Test("record --continuous writes a file per window, keeps the newest N, prints each window's summary, and passes the exit status on")
+        func recordContinuous() throws {
+            let directory = try ScratchDirectory.make("continuous-record")
+            let result = try ChildProcess.run(try BuildProducts.cli(), [
+                "record", "--continuous", "400ms", "--keep", "2", "-o", directory + "/r-%t.folded", "--",
+                try TestProgram.windowService.executable(), "1.8", "1",
+            ], in: directory)
+            #expect(result.termination == .exited(0), "\(result)")
+            let files = try Self.windowFiles(in: directory, prefix: "r-", suffix: ".folded")
+            #expect(files.count == 2, "\(files)")
+            let windows = result.stderr.split(separator: "\n").filter { $0.contains("of a continuous session (400ms each)") }
+            #expect(windows.count >= 4, "\(result.stderr)")
+            let refused = try ChildProcess.run(try BuildProducts.cli(), ["record", "--continuous", "1s", "--follow-children", "--", "/bin/true"], in: directory)
+            #expect(refused.termination != .exited(0) && refused.stderr.contains("--follow-children"), "\(refused)")
+        }
+
         @Test("a 30-second soak at 1 kHz wall keeps the service's resident size flat after the first windows")
         func soakKeepsMemoryFlat() throws {
             let directory = try ScratchDirectory.make("continuous-soak")

@@ -323,7 +323,7 @@ extension ProfilerAPITests {
             try receiver.start()
             defer { receiver.stop() }
             try Profiler.start(period: .milliseconds(5), mode: .cpu)
-            _ = burnInPushTest(seconds: 0.3)
+            _ = burnInProfilerAPITest(seconds: 0.3)
             let profile = try Profiler.stop()
             let settings = PushSettings(url: receiver.url, appName: try PyroscopeAppName(parsing: "svc{env=prod,region=eu}"), tenant: "team-a",
                                         credentials: .basic(user: "u", password: "p"))
@@ -345,7 +345,7 @@ extension ProfilerAPITests {
             }
             let body = try #require(receiver.requests.first?.body)
             if let top = try goPprofTop(body) {
-                #expect(top.contains("burnInPushTest"), "go tool pprof -top:\n\(top)")
+                #expect(top.contains("burnInProfilerAPITest"), "go tool pprof -top:\n\(top)")
             }
         }
 
@@ -392,7 +392,7 @@ extension ProfilerAPITests {
             }
             // Counted in windows, not in time (a loaded machine stretches the CPU burns): down
             // while three windows arrive (the queue holds eight), so none may be lost.
-            func work(until count: Int) { while windows.count < count { _ = burnInPushTest(seconds: 0.01) } }
+            func work(until count: Int) { while windows.count < count { _ = burnInProfilerAPITest(seconds: 0.01) } }
             work(until: 2)
             receiver.stop()
             work(until: windows.count + 3)
@@ -429,18 +429,4 @@ final class WindowCount: @unchecked Sendable {
     private var value = 0
     func add() { lock.withLock { value += 1 } }
     var count: Int { lock.withLock { value } }
-}
-
-/// Burns CPU in a frame of its own until the thread has used `seconds` of CPU time.
-@inline(never)
-func burnInPushTest(seconds: Double) -> UInt64 {
-    var spent = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spent)
-    let end = Double(spent.tv_sec) + Double(spent.tv_nsec) / 1e9 + seconds
-    var value: UInt64 = 7
-    repeat {
-        for _ in 0..<50_000 { value = value &* 2862933555777941757 &+ 3037000493 }
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spent)
-    } while Double(spent.tv_sec) + Double(spent.tv_nsec) / 1e9 < end
-    return value
 }
