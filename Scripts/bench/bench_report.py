@@ -238,7 +238,9 @@ def cmd_report(args):
           "pprof files (3 kept), the default socket served, one request taken half-way. Cost per window is the "
           "profiler's own measurement written into each window's profile (sampler thread, handlers, naming, the "
           "daemon's work on the window before, as a share of one core; budget ≤ 1 % at 100 Hz cpu); resident size is "
-          "the service's own reading of /proc/self/status (budget: flat within 2 MB after the first window).")
+          "the service's own reading of /proc/self/status, the largest in each window: a session holds one window's "
+          "stacks at a time, so it rises within a window and falls at the cut (budget: each window's within 2 MB of the "
+          "second window's).")
         w("")
         with open(daemon) as f:
             for line in f.read().splitlines():

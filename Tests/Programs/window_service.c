@@ -5,8 +5,10 @@
  * spends in serve_hot. The main thread watches its own resident size.
  *
  * Prints: hot_cpu_us N (all workers), rss_kb_start N (after WARMUP seconds, when the first
- * windows are written), rss_kb_max N (largest after that), rss_kb_end N.
- * Usage: window_service SECONDS THREADS [WARMUP]
+ * windows are written), rss_kb_max N (largest after that), rss_kb_end N; with SPAN, the
+ * largest resident size in each SPAN seconds after WARMUP: rss_kb_peak_1 N, rss_kb_peak_2 N, …
+ * (a continuous session holds one window's stacks at a time: compare window with window).
+ * Usage: window_service SECONDS THREADS [WARMUP [SPAN]]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -93,6 +95,9 @@ int main(int argc, char **argv) {
     run_seconds = atof(argv[1]);
     int count = atoi(argv[2]);
     double warmup = argc > 3 ? atof(argv[3]) : 1;
+    double span = argc > 4 ? atof(argv[4]) : 0;
+    long peaks[64] = {0};
+    int spans = 0;
     started = seconds_now(CLOCK_MONOTONIC);
     pthread_t threads[64];
     if (count < 1 || count > 64) return 2;
@@ -105,9 +110,17 @@ int main(int argc, char **argv) {
         long kb = resident_kb();
         if (rss_start < 0) rss_start = kb;
         if (kb > rss_max) rss_max = kb;
+        if (span > 0) {
+            int index = (int)((seconds_now(CLOCK_MONOTONIC) - started - warmup) / span);
+            if (index >= 0 && index < 64) {
+                if (kb > peaks[index]) peaks[index] = kb;
+                if (index + 1 > spans) spans = index + 1;
+            }
+        }
     }
     for (int i = 0; i < count; i++) pthread_join(threads[i], NULL);
     printf("hot_cpu_us %llu\nrss_kb_start %ld\nrss_kb_max %ld\nrss_kb_end %ld\n",
            (unsigned long long)(atomic_load(&hot_cpu_ns) / 1000), rss_start, rss_max, resident_kb());
+    for (int i = 0; i < spans; i++) printf("rss_kb_peak_%d %ld\n", i + 1, peaks[i]);
     return 0;
 }

@@ -129,6 +129,9 @@ private final class ServerCore: Sendable {
             // Free the slot before answering, so a client's next request is not refused.
             profiling.withLock { $0 = nil }
             request.respond(response)
+            // Naming read whole symbol tables on this thread: give their pages back, so that a
+            // request leaves the service's resident size where it was.
+            ss_release_free_memory()
         }
         do {
             pthread_detach(try ProfilerThreads.spawn { work.body() })
