@@ -71,7 +71,11 @@ extension EndToEnd {
             let cpu = try #require(ProgramOutput.integer("churn_cpu_ns", in: run.process.stdout))
             let expected = Double(cpu) / 10_000_000
             let samples = Double(try run.profile().inclusiveCount { $0 == "churn_fn" })
-            #expect(abs(samples / expected - 1) <= 0.25, "churn_fn samples \(samples), CPU / period \(expected)")
+            // The perf engine over-counts threads far shorter than its period: measured +11 to +20 %
+            // alone and +30 % once in a loaded full-suite run on 200 µs threads (+0.5 % on 1 ms threads,
+            // README Known limits); the band bounds that bias rather than hiding it.
+            let band: ClosedRange<Double> = engine == "perf" ? -0.25...0.45 : -0.25...0.25
+            #expect(band.contains(samples / expected - 1), "churn_fn samples \(samples), CPU / period \(expected)")
         }
     }
 }
