@@ -139,7 +139,8 @@ public enum Profiler {
             return (running, running.sampler.finish(at: end))
         }
         // Windows already handed over are built first; the partial one is this profile.
-        let lastWindow = running.windows?.finish() ?? running.sampler.windowNanoseconds.map { Profile.Window(index: 0, lengthNanoseconds: $0) }
+        let lastWindow = running.windows?.finish()
+            ?? running.sampler.windowNanoseconds.map { Profile.Window(index: running.sampler.windowsCut + 1, lengthNanoseconds: $0) }
         var profile = ProfileBuilder.build(counted, configuration: running.sampler.configuration, symbols: running.symbols,
                                            invocations: running.invocations)
         profile.window = lastWindow

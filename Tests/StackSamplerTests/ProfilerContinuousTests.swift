@@ -87,6 +87,16 @@ extension ProfilerAPITests {
         #expect(!taken.threads.contains { $0.id == own && $0.samples > 0 }, "the requester's own wait was sampled")
     }
 
+    @Test("windows nobody reads are cut unnamed, and stop() says which window the last one is")
+    func unreadWindows() throws {
+        try Profiler.startContinuous(ProfilerConfiguration(period: .milliseconds(5), mode: .wall), window: .milliseconds(150), onWindow: nil)
+        _ = burnInProfilerAPITest(seconds: 0.5)
+        let last = try Profiler.stop()
+        let index = try #require(last.window?.index)
+        #expect(index >= 3, "the last window is window \(index) after about 0.5 s of 150 ms windows")
+        #expect(last.durationNanoseconds < 300_000_000, "the last profile holds \(last.durationNanoseconds) ns: earlier windows were not cut")
+    }
+
     @Test("profileOfNext without a session is .notRunning; continuous windows refuse invocations and raw streams")
     func continuousMisuse() throws {
         #expect(throws: ProfilerError.notRunning) { try Profiler.profileOfNext(.milliseconds(10)) }

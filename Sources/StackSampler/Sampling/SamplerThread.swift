@@ -35,6 +35,8 @@ final class SamplerThread: @unchecked Sendable {
     private let window: (nanoseconds: UInt64, deliver: @Sendable (CountedSpan) -> Void)?
     /// Continuous mode's window length in ns; nil for a session counted whole.
     var windowNanoseconds: UInt64? { window?.nanoseconds }
+    /// Windows cut so far (continuous mode).
+    private(set) var windowsCut = 0
 
     /// A sampler that hands every sample to `consumers` as well as to its own counts; with
     /// `window`, it cuts its counts every `window.nanoseconds` and hands each window to `window.deliver`.
@@ -144,6 +146,7 @@ final class SamplerThread: @unchecked Sendable {
                                  startNanoseconds: countsStart.nanoseconds, endNanoseconds: now)
         routing.cut(at: now)
         countsStart = (now, end)
+        windowsCut += 1
         deliver(window)
     }
 
