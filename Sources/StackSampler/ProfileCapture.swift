@@ -19,8 +19,7 @@ extension Profiler {
     ) throws(ProfilerError) {
         guard duration > .zero else { throw .invalidConfiguration("a capture's duration must be positive") }
         let number = try startSession(configuration)
-        let components = duration.components
-        let deadline = ss_now_ns() &+ UInt64(components.seconds) &* 1_000_000_000 &+ UInt64(components.attoseconds / 1_000_000_000)
+        let deadline = ss_now_ns() &+ duration.wholeNanoseconds
         let capture = PendingCapture(number: number, deadline: deadline, completion: completion)
         let handle: pthread_t
         do {

@@ -151,7 +151,8 @@ public enum Profiler {
     }
 
     /// The running session's profile so far, without stopping it: every sample taken up to now
-    /// (the buffer is drained first), named. Invocations are left out (they are still open).
+    /// (the buffer is drained first), named; in a continuous session, since the last window.
+    /// Invocations are left out (they are still open).
     /// Throws `.notRunning` without a session.
     public static func snapshot() throws(ProfilerError) -> Profile {
         let end = ss_now_ns()

@@ -4,7 +4,8 @@ import Synchronization
 
 /// The daemon's profiles: a span of the running session when the process samples (continuously,
 /// or a one-shot session that writes its profile at exit), else an on-demand session of the
-/// request's length. One request at a time.
+/// request's length. One request at a time. Call it on a thread of the profiler's own
+/// (`ProfilerThreads.spawn`, as the server's workers are), which it blocks for the request.
 package final class SessionProfiles: ProfileProvider {
     /// Settings of on-demand sessions (their mode is the request's).
     private let onDemand: ProfilerConfiguration
@@ -22,8 +23,6 @@ package final class SessionProfiles: ProfileProvider {
     package func profile(seconds: Int, mode: SamplingMode) -> Result<Profile, ProfileRequestError> {
         guard serving.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return .failure(.busy) }
         defer { serving.store(false, ordering: .releasing) }
-        ProfilerThreads.enter()
-        defer { ProfilerThreads.leave() }
         let duration = Duration.seconds(seconds)
         // A session may start or end between the look and the request: one more try then.
         for _ in 0..<2 {

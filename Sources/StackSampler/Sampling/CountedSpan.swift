@@ -1,14 +1,30 @@
 import CEngine
 
-/// The engine's and the sampler's running counters at one moment: a span's losses and costs are
-/// the difference between two of them.
-struct SessionCounters: Sendable {
+/// The engine's and the schedule's loss counters at one moment (cheap to read: no histogram).
+struct LossCounters: Sendable {
     var dropped: UInt64
     var foreignSignals: UInt64
     var countedEvents: UInt64
     var descriptorRefusals: UInt64
     var missedTicks: Int
     var skippedTicks: Int
+
+    /// The losses of `counts` from `start` to these counters.
+    func losses(of counts: StackAggregator, since start: LossCounters) -> Profile.Losses {
+        Profile.Losses(droppedSamples: Int(dropped &- start.dropped), truncatedSamples: counts.truncatedSamples,
+                       leafOnlySamples: counts.leafOnlySamples, unwindFailures: counts.unwindFailures,
+                       unwindFaults: counts.unwindFaults, missedTicks: missedTicks - start.missedTicks,
+                       skippedTicks: skippedTicks - start.skippedTicks, overrunPeriods: counts.overrunPeriods,
+                       foreignSignals: Int(foreignSignals &- start.foreignSignals),
+                       countedEvents: Int(countedEvents &- start.countedEvents),
+                       descriptorRefusals: Int(descriptorRefusals &- start.descriptorRefusals))
+    }
+}
+
+/// The engine's and the sampler's running counters at one moment: a span's losses and costs are
+/// the difference between two of them.
+struct SessionCounters: Sendable {
+    var losses: LossCounters
     var handlerTiming: HandlerTiming
     var asyncStacks: Profile.AsyncStacks
     /// CPU time the sampler thread had used, in ns.
@@ -35,13 +51,7 @@ struct CountedSpan: Sendable {
         self.counts = counts
         self.startNanoseconds = startNanoseconds
         self.endNanoseconds = endNanoseconds
-        losses = Profile.Losses(droppedSamples: Int(end.dropped &- start.dropped), truncatedSamples: counts.truncatedSamples,
-                                leafOnlySamples: counts.leafOnlySamples, unwindFailures: counts.unwindFailures,
-                                unwindFaults: counts.unwindFaults, missedTicks: end.missedTicks - start.missedTicks,
-                                skippedTicks: end.skippedTicks - start.skippedTicks, overrunPeriods: counts.overrunPeriods,
-                                foreignSignals: Int(end.foreignSignals &- start.foreignSignals),
-                                countedEvents: Int(end.countedEvents &- start.countedEvents),
-                                descriptorRefusals: Int(end.descriptorRefusals &- start.descriptorRefusals))
+        losses = end.losses.losses(of: counts, since: start.losses)
         handlerTiming = end.handlerTiming.since(start.handlerTiming)
         asyncStacks = end.asyncStacks.since(start.asyncStacks)
         samplerCPUNanoseconds = end.samplerCPU &- start.samplerCPU

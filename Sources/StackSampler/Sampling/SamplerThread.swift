@@ -84,8 +84,7 @@ final class SamplerThread: @unchecked Sendable {
         pthread_join(handle, nil)
         ss_engine_stop()
         drain()
-        let losses = CountedSpan(counts: routing.aggregator, from: countsStart.counters, to: counters(),
-                                 startNanoseconds: startTime, endNanoseconds: end).losses
+        let losses = lossCounters().losses(of: routing.aggregator, since: countsStart.counters.losses)
         for consumer in routing.consumers {
             consumer.finish(durationNanoseconds: ss_now_ns() &- startTime, threads: routing.aggregator.threads, losses: losses)
         }
@@ -161,15 +160,20 @@ final class SamplerThread: @unchecked Sendable {
     private func counters() -> SessionCounters {
         let tid = ownTID.load(ordering: .relaxed)
         let cpu = finalCPUNanoseconds ?? (tid > 0 ? UInt64(max(0, ss_thread_cpu_time_ns(tid))) : 0)
-        return SessionCounters(dropped: ss_buffer_dropped(), foreignSignals: ss_engine_foreign_signals(),
-                               countedEvents: ss_engine_events_counted(), descriptorRefusals: ss_thread_descriptor_refusals(),
-                               missedTicks: schedule.missedTicks, skippedTicks: schedule.skippedTicks,
-                               handlerTiming: HandlerTiming.snapshot(), asyncStacks: Profile.AsyncStacks.engine(), samplerCPU: cpu)
+        return SessionCounters(losses: lossCounters(), handlerTiming: HandlerTiming.snapshot(),
+                               asyncStacks: Profile.AsyncStacks.engine(), samplerCPU: cpu)
     }
 
-    private static let zeroCounters = SessionCounters(dropped: 0, foreignSignals: 0, countedEvents: 0, descriptorRefusals: 0,
-                                                      missedTicks: 0, skippedTicks: 0, handlerTiming: .zero,
-                                                      asyncStacks: Profile.AsyncStacks(), samplerCPU: 0)
+    /// The loss counters now: what the consumers get at every wake, without the histogram.
+    private func lossCounters() -> LossCounters {
+        LossCounters(dropped: ss_buffer_dropped(), foreignSignals: ss_engine_foreign_signals(),
+                     countedEvents: ss_engine_events_counted(), descriptorRefusals: ss_thread_descriptor_refusals(),
+                     missedTicks: schedule.missedTicks, skippedTicks: schedule.skippedTicks)
+    }
+
+    private static let zeroCounters = SessionCounters(
+        losses: LossCounters(dropped: 0, foreignSignals: 0, countedEvents: 0, descriptorRefusals: 0, missedTicks: 0, skippedTicks: 0),
+        handlerTiming: .zero, asyncStacks: Profile.AsyncStacks(), samplerCPU: 0)
 
     /// The profiler's own threads, never attached.
     private func ownThreads() -> Set<Int32> {
@@ -226,7 +230,7 @@ final class SamplerThread: @unchecked Sendable {
         schedule.wake(at: now, due: due, threads: scan.attachedThreads(), routing: &routing,
                       stopRequested: { self.stopRequested.load(ordering: .acquiring) })
         guard !routing.consumers.isEmpty else { return }
-        let losses = countedSoFar(at: now).losses
+        let losses = lossCounters().losses(of: routing.aggregator, since: countsStart.counters.losses)
         for consumer in routing.consumers { consumer.woke(at: now, threads: routing.aggregator.threads, losses: losses) }
     }
 
