@@ -83,7 +83,14 @@ extension EndToEnd {
             let missing = try ChildProcess.run(cli, ["profile", "999999999", "-o", directory + "/x.folded"], in: directory)
             #expect(missing.termination == .exited(1))
             #expect(missing.stderr.contains("no process 999999999"), "\(missing.stderr)")
-            let plain = try ChildProcess.run(cli, ["profile", String(getpid()), "-o", directory + "/x.folded"], in: directory)
+            // A process of this user without the preload library (not the test process itself,
+            // whose own tests run profile servers on its default socket meanwhile).
+            let sleeper = Process()
+            sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
+            sleeper.arguments = ["30"]
+            try sleeper.run()
+            defer { sleeper.terminate() }
+            let plain = try ChildProcess.run(cli, ["profile", String(sleeper.processIdentifier), "-o", directory + "/x.folded"], in: directory)
             #expect(plain.termination == .exited(1))
             #expect(plain.stderr.contains("not started with the StackSampler preload library"), "\(plain.stderr)")
             #expect(plain.stderr.contains("STACKSAMPLER_LISTEN=unix"), "\(plain.stderr)")

@@ -1,3 +1,4 @@
+import CEngine
 import Glibc
 import StackSampler
 
@@ -88,17 +89,17 @@ public final class PyroscopePusher: @unchecked Sendable {
     /// final counters. Later windows given to `push` are dropped and counted.
     @discardableResult
     public func stop(deadline: Duration) -> PushCounters {
-        let end = monotonicNanoseconds() &+ deadline.wholeNanoseconds
+        let end = ss_now_ns() &+ deadline.wholeNanoseconds
         lock.withLock {
             if stopDeadline == nil { stopDeadline = end }
             lock.broadcast()
-            while !finished && monotonicNanoseconds() < end { lock.wait(until: end) }
+            while !finished && ss_now_ns() < end { lock.wait(until: end) }
         }
         // Time is up: end the request on its way (libcurl notices within about a second).
         cancellation.cancel()
         return lock.withLock {
-            let grace = monotonicNanoseconds() &+ 1_500_000_000
-            while !finished && monotonicNanoseconds() < grace { lock.wait(until: grace) }
+            let grace = ss_now_ns() &+ 1_500_000_000
+            while !finished && ss_now_ns() < grace { lock.wait(until: grace) }
             if !finished && !abandoned {
                 abandoned = true
                 schedule.abandon(inFlight: inFlight)
@@ -111,7 +112,7 @@ public final class PyroscopePusher: @unchecked Sendable {
     private func run() {
         lock.withLock {
             while true {
-                let now = monotonicNanoseconds()
+                let now = ss_now_ns()
                 if let end = stopDeadline, now >= end || schedule.waiting.isEmpty {
                     if !schedule.waiting.isEmpty { schedule.abandon(inFlight: 0) }
                     break
@@ -144,7 +145,7 @@ public final class PyroscopePusher: @unchecked Sendable {
         }
         lock.withLock {
             guard !abandoned else { return }
-            schedule.finish(pending, outcome, now: monotonicNanoseconds())
+            schedule.finish(pending, outcome, now: ss_now_ns())
             report(outcome)
         }
     }
@@ -165,19 +166,19 @@ public final class PyroscopePusher: @unchecked Sendable {
         case .pushed:
             if outageSaid {
                 outageSaid = false
-                say("pushes to \(settings.url) succeed again")
+                StandardError.report("pushes to \(settings.url) succeed again")
             }
         case .failed(let reason):
             lastErrorText = reason
             if !outageSaid {
                 outageSaid = true
-                say("cannot push to \(settings.url) (\(reason)); retrying with backoff, keeping up to \(settings.queueLength) windows")
+                StandardError.report("cannot push to \(settings.url) (\(reason)); retrying with backoff, keeping up to \(settings.queueLength) windows")
             }
         case .rejected(let reason):
             lastErrorText = reason
             let status = String(reason.prefix { $0 != ":" })
             if refusalsSaid.insert(status).inserted {
-                say("\(settings.url)/ingest refused a window (\(reason)); such windows are dropped, not retried: check the URL, application name and credentials")
+                StandardError.report("\(settings.url)/ingest refused a window (\(reason)); such windows are dropped, not retried: check the URL, application name and credentials")
             }
         }
     }
@@ -191,17 +192,6 @@ private final class PendingWindow: @unchecked Sendable {
     init(profile: Profile) { self.profile = profile }
 }
 
-/// A line on stderr, `stacksampler: ` first.
-func say(_ message: String) {
-    StandardError.report(message)
-}
-
-/// CLOCK_MONOTONIC now, in ns.
-func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
-}
 
 /// A mutex and a condition variable on CLOCK_MONOTONIC.
 final class WaitLock: @unchecked Sendable {

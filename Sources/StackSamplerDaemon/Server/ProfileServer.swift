@@ -42,7 +42,7 @@ public final class ProfileServer: Sendable {
                 opened.append(try ListeningSocket.open(.defaultSocket, defaultPath: defaultPath, uid: uid))
             } catch {
                 guard !opened.isEmpty else { throw error }
-                writeStandardError("stacksampler: \(error.description)\n")
+                StandardError.report(error.description)
             }
         } catch {
             for socket in opened {
@@ -148,15 +148,5 @@ private final class Work: Sendable {
 
     init(_ body: @escaping @Sendable () -> Void) {
         self.body = body
-    }
-}
-
-/// Writes `text` to standard error, whole.
-func writeStandardError(_ text: String) {
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-        let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
-        guard written > 0 else { return }
-        bytes = bytes.dropFirst(written)
     }
 }
