@@ -10,8 +10,8 @@
  * cpu-mode sessions and the CPU it used in them (`cpu_busy_samples N`, `cpu_busy_us N`),
  * the process's POSIX timers, file descriptors, threads and
  * resident kilobytes after session 10 (`timers_10 N`, `fds_10 N`, `threads_10 N`, `rss_kb_10 N`)
- * and after the last (`..._end`), and `timers_between_max N`, the most timers seen between
- * sessions. Build: gcc -O2 -pthread sessions.c -lStackSamplerPreload */
+ * and after the last (`..._end`), the largest resident size after sessions 10 to 100
+ * (`rss_kb_early_max N`), and `timers_between_max N`, the most timers seen between sessions. Build: gcc -O2 -pthread sessions.c -lStackSamplerPreload */
 #include "workload.h"
 #include <dirent.h>
 #include <pthread.h>
@@ -119,6 +119,7 @@ int main(int argc, char **argv) {
     const int sessions = argc > 1 ? atoi(argv[1]) : 1000;
     const char *path = argc > 2 ? argv[2] : "session.folded";
     int completed = 0, timers_between_max = 0;
+    long rss_early_max = 0;
     for (int index = 0; index < sessions; index++) {
         const char *failure = run_session(index, path);
         if (failure) {
@@ -131,8 +132,10 @@ int main(int argc, char **argv) {
         pthread_t between;
         if (pthread_create(&between, NULL, short_thread, NULL) == 0) pthread_join(between, NULL);
         if (completed == 10) print_resources("10");
+        if (completed >= 10 && completed <= 100 && resident_kb() > rss_early_max) rss_early_max = resident_kb();
     }
     print_resources("end");
+    printf("rss_kb_early_max %ld\n", rss_early_max);
     printf("sessions %d\ntimers_between_max %d\nwithout_busy_cpu %d\nwithout_busy_wall %d\ncpu_busy_samples %ld\n"
            "cpu_busy_us %ld\n", completed, timers_between_max, without_busy[STACKSAMPLER_MODE_CPU],
            without_busy[STACKSAMPLER_MODE_WALL], cpu_busy_samples, cpu_busy_us);
