@@ -15,8 +15,8 @@
  *
  * glibc does not export the lock. It lies in the loader's `_rtld_global`, whose
  * layout changes between versions, so the engine finds it by looking: inside a
- * dl_iterate_phdr callback, the only mutex of `_rtld_global` that the calling
- * thread holds and did not hold before is that lock. Where it cannot be found,
+ * dl_iterate_phdr callback, the only recursive mutex of `_rtld_global` that the
+ * calling thread holds, and holds neither before nor after, is that lock. Where it cannot be found,
  * a child is not profiled (it cannot be known safe), and says so.
  */
 #define _GNU_SOURCE
@@ -75,7 +75,8 @@ void ss_loader_lock_locate(void) {
         const pthread_mutex_t *held = (const pthread_mutex_t *)(inside + offset);
         const pthread_mutex_t *now = (const pthread_mutex_t *)((const unsigned char *)global + offset);
         if (!is_recursive(held) || held->__data.__owner != tid || held->__data.__lock == 0) continue;
-        if (was->__data.__owner != 0 || was->__data.__lock != 0 || now->__data.__owner == tid) continue;
+        /* Another thread may hold it before or after (in a process with threads running). */
+        if (was->__data.__owner == tid || now->__data.__owner == tid) continue;
         if (found) return; /* two candidates: not known which */
         found = now;
     }
