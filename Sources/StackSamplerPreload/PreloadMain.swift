@@ -114,8 +114,9 @@ private func resumeAfterFailedExec() {
 
 /// A child made by fork() inherits no sampler thread and no timers. With `%p` in the path
 /// it profiles itself into its own file: the engine calls this then, once the parent's
-/// sampler thread is known to have held no lock at the fork. Without `%p` it is not called
-/// and the child stays idle (the exit handler sees that it is not the owner).
+/// sampler thread is known to have held no lock at the fork and the loader's write lock to be
+/// free (else the child says why it is not profiled). Without `%p` it is not called and the
+/// child stays idle (the exit handler sees that it is not the owner).
 private func startInForkedChild() {
     // Read again, so that every %p path (stream, invocations, stalls) names this process.
     guard let settings = try? PreloadSettings.fromEnvironment(), settings.isPerProcess else { return }
