@@ -197,5 +197,18 @@ extension EndToEnd {
             guard let data = FileManager.default.contents(atPath: directory + "/own.data"), data.count == 18_000 else { return false }
             return data.enumerated().allSatisfy { $0.element == UInt8(ascii: "a") + UInt8(($0.offset % 500) % 26) }
         }
+
+        @Test("record of a program that closes every descriptor and writes a file of its own: the file holds only its bytes, and the raw stream is said lost",
+              arguments: ["cpu", "wall"])
+        func recordAfterCloseAll(mode: String) throws {
+            let directory = try ScratchDirectory.make("record-close-all")
+            let run = try ProfiledRun.record(.perfFds, [directory], options: ["--mode", mode, "--period", "1ms"], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            #expect(ProgramOutput.integer("own_fd", in: run.process.stdout) == 3 && ProgramOutput.integer("own_bytes", in: run.process.stdout) == 18_000,
+                    "\(run.process.stdout)")
+            #expect(Self.ownData(in: directory), "own.data holds what the program wrote, nothing else")
+            #expect(run.process.stderrLines.contains { $0.contains("raw stream") && $0.contains("lost") }, "\(run.process.stderr)")
+            #expect(try run.profile().inclusiveCount { $0 == "after_close" } > 100, "the profile written at exit still has the whole run")
+        }
     }
 }
