@@ -1,12 +1,13 @@
 import Glibc
 
-/// A file the session writes while the program runs (the raw stream, the stalls file), known
-/// by what it is, not only by its number. The program may close any descriptor and get its
-/// number back for a file of its own (a daemon closes 3 to 1023 as it starts, then opens its
-/// data file as 3): before every write, and before closing, the descriptor is checked to hold
-/// still the file opened (its device and inode). Once it does not, the file is lost: nothing
-/// more is written to it or closed, and the owner says so. (Between that check and the write
-/// the program could still swap the file in another thread: a window of one system call.)
+/// A file the profiler opened in the program's process (the raw stream and the stalls file it
+/// writes while the program runs, an ELF file it reads), known by what it is, not only by its
+/// number. The program may close any descriptor and get its number back for a file of its own
+/// (a daemon closes 3 to 1023 as it starts, then opens its data file as 3): before every write,
+/// and before closing, the descriptor is checked to hold still the file opened (its device and
+/// inode). Once it does not, the file is lost: nothing more is written to it or closed, and
+/// the owner says so. (Between that check and the write the program could still swap the file
+/// in another thread: a window of one system call.)
 final class OwnedDescriptor {
     private let descriptor: Int32
     private let device: UInt64
