@@ -36,6 +36,11 @@ extern const ss_sampling_engine ss_cpu_timer_engine;
 extern const ss_sampling_engine ss_perf_event_engine;
 /* engine_perf_events.c: 0 when this process may open task-clock counters, else -errno. */
 int ss_perf_events_available(void);
+/* engine_perf_events.c: how many counters the process's descriptor limit leaves room for now
+ * (a sixteenth of it), and the lowest number they take (`first`). */
+int ss_perf_counter_room(int *first);
+/* Fewer counters than this, and an automatic choice runs the timers instead (engine.c). */
+enum { SS_PERF_MINIMUM_COUNTERS = 16 };
 /* engine_perf_events.c: makes room in the descriptor table for the counters while the process
  * has one thread (cheap then; a wait for the kernel once threads share the table). */
 void ss_perf_reserve_descriptors(void);

@@ -137,8 +137,9 @@ int ss_thread_timer_orphaned(int32_t tid);
 /** Number of threads currently attached; fills up to `capacity` tids. */
 size_t ss_thread_list(int32_t *tids, size_t capacity);
 
-/** Attaches refused so far because the process had reached its file descriptor limit (each
- *  thread needs one for its counter with the perf engine): those threads are not sampled. */
+/** Attaches refused so far because the perf engine held all the counters its bound allows (a
+ *  sixteenth of the file descriptor limit), or the process had reached that limit (each thread
+ *  needs a descriptor for its counter): those threads are not sampled until one is free. */
 uint64_t ss_thread_descriptor_refusals(void);
 
 /** Starts a thread that is never sampled: created with the real

@@ -27,8 +27,12 @@ enum TestProgram: String, CaseIterable, Sendable {
     case churn
     /// Two raw clone threads on the same tid (run as pid 1 of a new pid namespace): `first_spin`, then `reused_spin`.
     case tidReuse = "tid_reuse"
-    /// Counts its perf_event descriptors and a forked child's, then closes every descriptor above 2 and works on.
+    /// Counts its perf_event descriptors and a forked child's, shares a file at a counter's number
+    /// with a forked child, then closes every descriptor above 2 and works on, writing a file of its own.
     case perfFds = "perf_fds"
+    /// THREADS waiting threads, then FILES descriptors (0: until refused), and select() on the
+    /// highest; built with _FORTIFY_SOURCE (an FD_SET past FD_SETSIZE aborts).
+    case fdHeadroom = "fd_headroom"
     /// Runs a command with perf_event_open refused by a seccomp filter.
     case denyPerfEvents = "deny_perf_events"
     /// Touches 100,000 fresh pages in `touch_pages`; reports its page faults.
@@ -135,6 +139,7 @@ enum TestProgram: String, CaseIterable, Sendable {
             ["swiftc", "-O", "-g", "-parse-as-library", "-D", "SELF_PROFILING",
              "-import-objc-header", PackagePaths.root + "/Sources/PreloadEntry/include/stacksampler.h"]
         case .smallAltstack, .ownLibunwind, .hiddenDlclose: ["gcc", "-O2", "-pthread"]
+        case .fdHeadroom: ["gcc", "-O2", "-D_FORTIFY_SOURCE=2", "-pthread"]
         case .rustThreads: ["rustc", "-O"]
         }
     }

@@ -26,7 +26,7 @@ extension Profile {
             lines.append("counters: \(counted) counted, \(worth) samples' worth, \(sampleCount) taken\(missing)")
         }
         if losses.descriptorRefusals > 0 {
-            lines.append("descriptors: \(losses.descriptorRefusals) times a thread got no counter, the process having reached its file descriptor limit (ulimit -n): those threads were not sampled until one was free")
+            lines.append("descriptors: \(losses.descriptorRefusals) times a thread got no counter: the counters take at most a sixteenth of the file descriptor limit (ulimit -n; see engine:), or the process had reached that limit; those threads were not sampled until one was free")
         }
         if losses.overrunPeriods > 0 {
             lines.append("timer overruns: \(losses.overrunPeriods) periods the kernel noticed late were counted with the sample that followed them")
