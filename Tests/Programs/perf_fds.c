@@ -13,7 +13,6 @@
  * shared_bytes N / own_fd N / own_bytes N / before close S / after close S (CPU seconds)
  */
 #include "workload.h"
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,38 +24,11 @@
 SAMPLED_FUNCTION uint64_t before_close(double seconds) { return burn_cpu(seconds, 0x9E3779B97F4A7C15ULL); }
 SAMPLED_FUNCTION uint64_t after_close(double seconds) { return burn_cpu(seconds, 0xC2B2AE3D27D4EB4FULL); }
 
-/* The number of this process's perf_event descriptors; the lowest in `*lowest` (-1 if none). */
-static int perf_descriptors_from(int *lowest) {
-    DIR *directory = opendir("/proc/self/fd");
-    if (!directory) return -1;
-    int count = 0;
-    *lowest = -1;
-    struct dirent *entry;
-    char path[300], target[64];
-    while ((entry = readdir(directory))) {
-        snprintf(path, sizeof path, "/proc/self/fd/%s", entry->d_name);
-        ssize_t length = readlink(path, target, sizeof target - 1);
-        if (length <= 0) continue;
-        target[length] = 0;
-        if (strcmp(target, "anon_inode:[perf_event]") != 0) continue;
-        count++;
-        int fd = atoi(entry->d_name);
-        if (*lowest < 0 || fd < *lowest) *lowest = fd;
-    }
-    closedir(directory);
-    return count;
-}
-
-static int perf_descriptors(void) {
-    int lowest;
-    return perf_descriptors_from(&lowest);
-}
-
 /* A file of the program's at the number of the profiler's counter; written by a forked child
  * and by the parent. Returns the bytes the file holds then. */
 static long share_with_child(void) {
     int number;
-    perf_descriptors_from(&number);
+    perf_event_descriptors(&number);
     if (number < 0) number = 512;
     printf("shared_fd %d\n", number);
     int file = open("shared.data", O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -94,10 +66,10 @@ int main(int argc, char **argv) {
     double start = thread_cpu_seconds();
     uint64_t checksum = before_close(0.3);
     printf("before close %.3f\n", thread_cpu_seconds() - start);
-    printf("parent perf fds %d\n", perf_descriptors());
+    printf("parent perf fds %d\n", perf_event_descriptors(NULL));
     fflush(stdout);
     pid_t child = fork();
-    if (child == 0) _exit(perf_descriptors());
+    if (child == 0) _exit(perf_event_descriptors(NULL));
     int status = 0;
     waitpid(child, &status, 0);
     printf("child perf fds %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
