@@ -164,6 +164,11 @@ static int still_ours(int handle) {
     return flags >= 0 && (flags & O_ASYNC) && fcntl(handle, F_GETSIG) == ss_engine_signal();
 }
 
+/* A disabled counter neither counts nor signals; it keeps what is left of its period. */
+static void disarm(int handle) {
+    if (still_ours(handle)) ioctl(handle, PERF_EVENT_IOC_DISABLE, 0);
+}
+
 static void detach(int handle) {
     if (!still_ours(handle)) {
         unmap_control_page(handle); /* closed by the program: only our mapping is left to undo */
@@ -186,5 +191,5 @@ static int orphaned(int handle) { return !still_ours(handle) || thread_exited(ha
 
 static void forget_after_fork(int handle) { release(handle); }
 
-const ss_sampling_engine ss_perf_event_engine = {"perf_event task-clock counters (user space)", attach, arm, detach,
-                                                 orphaned, forget_after_fork};
+const ss_sampling_engine ss_perf_event_engine = {"perf_event task-clock counters (user space)", attach, arm, disarm,
+                                                 detach, orphaned, forget_after_fork};

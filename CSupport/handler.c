@@ -113,7 +113,7 @@ static void unblock_faults(void) {
     sigemptyset(&faults);
     sigaddset(&faults, SIGSEGV);
     sigaddset(&faults, SIGBUS);
-    pthread_sigmask(SIG_UNBLOCK, &faults, NULL);
+    ss_real_sigmask(SIG_UNBLOCK, &faults, NULL);
 }
 
 /* A Swift job's sample: the async chain in place of the executor frames (async_stack.c),

@@ -69,8 +69,8 @@ int ss_spawn_unsampled_thread(pthread_t *thread, void *(*start)(void *), void *a
     if (!create) return EAGAIN;
     sigset_t all, previous;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    ss_real_sigmask(SIG_SETMASK, &all, &previous);
     int status = create(thread, NULL, start, argument);
-    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    ss_real_sigmask(SIG_SETMASK, &previous, NULL);
     return status;
 }

@@ -121,13 +121,18 @@ int ss_engine_signal(void);
 /** Nonzero when ss_engine_signal() is a substitute for SIGPROF (see above). */
 int ss_engine_signal_substituted(void);
 
-/** Starts sampling thread `tid`: in cpu mode creates and arms its timer.
- *  `replace` discards an earlier registration of the same tid (tid reuse).
- *  Returns 0, or a negative errno. */
+/** Starts sampling thread `tid`: in cpu mode creates and arms its timer (left disarmed while
+ *  the thread blocks the engine's signal). `replace` discards an earlier registration of the
+ *  same tid (tid reuse). Returns 0, or a negative errno. */
 int ss_thread_attach(int32_t tid, int replace);
 
 /** Stops sampling thread `tid` and deletes its timer. */
 void ss_thread_detach(int32_t tid);
+
+/** Notes whether attached thread `tid` blocks the engine's signal, as its mask was read (a
+ *  thread that changed its mask without pthread_sigmask or sigprocmask, which the engine
+ *  interposes): while it does, its timer or counter is disarmed and it is never signalled. */
+void ss_thread_note_signal_blocked(int32_t tid, int blocked);
 
 /** cpu mode: nonzero when `tid` is attached but its timer belongs to an earlier thread of the same
  *  tid that has exited (a tid reused by a thread not created through pthread_create, before the
