@@ -155,6 +155,13 @@ void ss_thread_mask_engine_signal(int blocked, const sigset_t *mask);
  * thread is signalled after it said it blocks the signal. */
 int ss_thread_signal_unless_blocked(int32_t tid, int (*send)(int32_t tid));
 
+/* stack_bounds.c: the calling thread (made through pthread_create) notes its stack's low end;
+ * the engine's start notes the main thread's. ss_stack_low() is the calling thread's, 0 when
+ * unknown; signal-safe. */
+void ss_stack_note_current_thread(void);
+void ss_stack_note_main_thread(void);
+SS_HIDDEN uintptr_t ss_stack_low(void);
+
 /* mask_hooks.c: libc's pthread_sigmask, for the engine's own changes of mask. */
 int ss_real_sigmask(int how, const sigset_t *set, sigset_t *old);
 /* Takes the engine's signals `signo` off the calling thread's queue, and queues the program's

@@ -45,6 +45,7 @@ static void *stacksampler_thread_trampoline(void *opaque) {
     thread_start start = *(thread_start *)opaque;
     free(opaque);
     if (ss_engine_running()) {
+        ss_stack_note_current_thread();
         ss_thread_attach(ss_current_tid(), 1);
         pthread_once(&ending_key_once, create_ending_key);
         if (ending_key_ready) pthread_setspecific(ending_key, (void *)1);

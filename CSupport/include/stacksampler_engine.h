@@ -26,7 +26,8 @@ typedef enum {
 /** Sample flags. */
 enum {
     SS_SAMPLE_TRUNCATED = 1u << 0,   /**< deeper than the configured maximum depth */
-    SS_SAMPLE_LEAF_ONLY = 1u << 1,   /**< handler on an alternate signal stack too small to walk: only the interrupted PC */
+    SS_SAMPLE_LEAF_ONLY = 1u << 1,   /**< too little stack left to walk (a small alternate signal stack, the end of the
+                                          thread's own): only the interrupted PC */
     SS_SAMPLE_UNWIND_FAILED = 1u << 2, /**< walk ended before the thread's first frame (a pc without unwind
                                             info, a rule it cannot follow, a stack pointer that did not move up):
                                             the frames found so far */

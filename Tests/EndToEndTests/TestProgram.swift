@@ -12,6 +12,8 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// Blocks SIGPROF in both its threads and takes its own ITIMER_PROF's signals by signalfd and
     /// the sigwait family; reports what it read, and what was not the kernel's.
     case sigprofReader = "sigprof_reader"
+    /// A thread that works with about 5 KiB of its stack left, with a 1 kHz SIGALRM handler of its own.
+    case smallStack = "small_stack"
     /// Exits with the status given as its argument.
     case exitStatus = "exit_status"
     /// Swift; spends its time in `Matrix.multiply(_:)`.
@@ -134,7 +136,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .asyncStagesSelf:
             ["swiftc", "-O", "-g", "-parse-as-library", "-D", "SELF_PROFILING",
              "-import-objc-header", PackagePaths.root + "/Sources/PreloadEntry/include/stacksampler.h"]
-        case .smallAltstack, .ownLibunwind, .hiddenDlclose, .sigprofReader: ["gcc", "-O2", "-pthread"]
+        case .smallAltstack, .ownLibunwind, .hiddenDlclose, .sigprofReader, .smallStack: ["gcc", "-O2", "-pthread"]
         case .rustThreads: ["rustc", "-O"]
         }
     }
