@@ -75,15 +75,13 @@ static void release(attached_thread *thread) {
     *thread = threads[--thread_count];
 }
 
-/* Whether thread `tid` blocks the engine's signal now: the calling thread's own mask, or
- * another's `SigBlk` in /proc (0 if it cannot be read: the thread is gone). */
-static int blocks_engine_signal(int32_t tid) {
+/* Whether thread `tid` blocks the engine's signal now: for the calling thread, its mask
+ * before it took the registry's lock (`own_mask`), for another its `SigBlk` in /proc (0 if it
+ * cannot be read: the thread is gone). */
+static int blocks_engine_signal(int32_t tid, const sigset_t *own_mask) {
     int signo = ss_engine_signal();
     if (signo <= 0 || signo > 64) return 0;
-    if (tid == ss_current_tid()) {
-        sigset_t mask;
-        return ss_real_sigmask(SIG_BLOCK, NULL, &mask) == 0 && sigismember(&mask, signo) == 1;
-    }
+    if (tid == ss_current_tid()) return sigismember(own_mask, signo) == 1;
     char path[64], status[4096];
     snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -141,7 +139,7 @@ int ss_thread_attach(int32_t tid, int replace) {
             threads = grown;
             thread_capacity = capacity;
         }
-        int handle = -1, blocked = blocks_engine_signal(tid);
+        int handle = -1, blocked = blocks_engine_signal(tid, &saved);
         result = engine_presumed ? 0 : engine_attach(tid, !arming_deferred && !blocked, &handle);
         if (result == 0) {
             threads[thread_count++] = (attached_thread){tid, handle, blocked};
