@@ -53,8 +53,11 @@ extension EndToEnd {
             #expect(received <= expiries + 1 + expiries / 20, "\(received) SIGPROFs read for \(expiries) expiries: \(output)")
             #expect((ProgramOutput.integer("signalfd", in: output) ?? 0) > 0 && (ProgramOutput.integer("sigwait", in: output) ?? 0) > 0,
                     "the program's own reads: \(output)")
-            // The threads are not sampled, and the summary says so.
+            // The threads are not sampled while they block the signal, and the summary says so; main
+            // is sampled again once it unblocks it (0.2 s of CPU: about 20 samples at 10 ms).
             #expect(run.process.stderr.contains("block SIGPROF"), "\(run.process.stderr)")
+            let resumed = try run.profile().inclusiveCount { $0 == "after_unblock" }
+            #expect(resumed >= 5, "\(resumed) samples in after_unblock: \(run.process.stderr)")
         }
     }
 }

@@ -6,7 +6,9 @@
  * every one pending from a non-blocking signalfd, or asks sigpending whether one is pending
  * and takes it with sigwait, sigwaitinfo or sigtimedwait (in turn). Neither thread ever
  * sleeps: the kernel charges ITIMER_PROF by scheduler ticks, which only match the CPU time
- * the program measures for threads that run all the time. Prints
+ * the program measures for threads that run all the time. Then main unblocks SIGPROF and
+ * computes in `after_unblock` for argv[2] seconds of its CPU (default 0.2), where a profiler
+ * samples it again. Prints
  *   signalfd N          SIGPROFs read from the signalfd
  *   sigwait N           SIGPROFs taken with the sigwait family
  *   received N          their sum
@@ -35,6 +37,9 @@ static volatile uint64_t sink;
 
 /* A slice of computation (about 100 us) between two reads. */
 SAMPLED_FUNCTION static void work_slice(uint64_t salt) { sink += burn_cpu(0.0001, salt); }
+
+/* Computes with SIGPROF unblocked. */
+SAMPLED_FUNCTION static void after_unblock(double cpu_seconds) { sink += burn_cpu(cpu_seconds, 3); }
 
 /* Reads every SIGPROF pending from the signalfd. */
 static void read_signalfd(int fd) {
@@ -100,6 +105,8 @@ int main(int argc, char **argv) {
     atomic_store(&finished, 1);
     pthread_join(thread, NULL);
     read_signalfd(fd); /* an expiry pending at the disarm */
+    if (pthread_sigmask(SIG_UNBLOCK, &set, NULL) != 0) return 1;
+    after_unblock(argc > 2 ? strtod(argv[2], NULL) : 0.2);
     printf("signalfd %d\nsigwait %d\nreceived %d\nexpiries %d\nforeign_codes %d\n", from_fd, from_wait,
            from_fd + from_wait, (int)(cpu * 1e6 / PERIOD_US), foreign_codes);
     return 0;
