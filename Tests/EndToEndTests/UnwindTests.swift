@@ -94,6 +94,27 @@ extension EndToEnd {
             #expect(leafOnly > 0, "\(run.process.stderr)")
         }
 
+        /// The same at the end of the main thread's stack, which grows on demand: its end is learnt
+        /// from its mapping and RLIMIT_STACK (512 KiB here). Before: SIGSEGV in both modes.
+        @Test("the main thread with 5 KiB left of a 512 KiB stack limit is sampled at 1 ms, leaf-only there",
+              arguments: ["wall", "cpu"])
+        func mainThreadStackEnd(mode: String) throws {
+            let directory = try ScratchDirectory.make("main-stack-\(mode)")
+            let output = ProfiledRun.freshProfilePath(for: .smallStack, in: directory)
+            let result = try ChildProcess.run(
+                "/usr/bin/prlimit",
+                ["--stack=524288", "env", "LD_PRELOAD=" + (try BuildProducts.preloadLibrary()), "STACKSAMPLER_OUTPUT=" + output,
+                 "STACKSAMPLER_MODE=" + mode, "STACKSAMPLER_PERIOD=1ms", "STACKSAMPLER_SUMMARY=-",
+                 try TestProgram.smallStack.executable(), "0.3", "5120", "main"],
+                in: directory)
+            #expect(result.termination == .exited(0), "\(result)")
+            let left = try #require(ProgramOutput.integer("left", in: result.stdout), "\(result)")
+            #expect(left >= 4096 && left <= 6144, "\(result.stdout)")
+            #expect((ProgramOutput.integer("alarms", in: result.stdout) ?? 0) > 0, "\(result.stdout)")
+            let leafOnly = try #require(Self.leafOnlySamples(result.stderr), "\(result.stderr)")
+            #expect(leafOnly > 0, "\(result.stderr)")
+        }
+
         /// The handler's own stack use, walking: small_stack with 64 KiB left poisons its stack and
         /// finds the deepest byte written below its working frame (the kernel's frame, then the
         /// handler's or the program's SIGALRM handler's); the kernel's frame is what the program's

@@ -6,7 +6,10 @@
  * SIGALRM handler runs at 1 kHz (ITIMER_REAL; main blocks SIGALRM, so the thread takes them
  * all), unless argv[3] is "quiet". The handler blocks every other signal while it runs
  * (sa_mask full), as it must with this little stack: a second signal's frame on top of its
- * own would not fit (with argv[3] "nesting" it does not, to show that). The stack is poisoned before the thread starts; once it
+ * own would not fit (with argv[3] "nesting" it does not, to show that). With argv[3] "main"
+ * the main thread does the same at the end of its own stack, which ends RLIMIT_STACK below
+ * the top of its mapping (run it with a small limit: prlimit --stack=524288); below_leaf is
+ * not measured then. The stack is poisoned before the thread starts; once it
  * has ended, the deepest byte written tells how far below the deepest frame signal handlers
  * (the kernel's frame and whatever handler ran) went. Prints
  *   left N          bytes of stack below the working frame
@@ -22,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -30,7 +34,7 @@ enum { STACK_BYTES = 256 * 1024, GUARD_BYTES = 4096, POISON = 0xa5, FRAME_PAD = 
 static unsigned char *stack_low;
 static size_t leave = 5120;
 static double seconds = 1;
-static int with_alarms = 1, nesting = 0;
+static int with_alarms = 1, nesting = 0, on_main = 0;
 static volatile uint64_t sink;
 static volatile int alarms;
 static volatile uintptr_t leaf_sp, kernel_frame;
@@ -74,11 +78,31 @@ static void *thread_main(void *unused) {
     return NULL;
 }
 
+/* The main thread's stack ends RLIMIT_STACK below the top of its [stack] mapping. */
+static int main_thread_at_its_end(void) {
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512];
+    unsigned long start, end, top = 0;
+    while (maps && fgets(line, sizeof line, maps))
+        if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &start, &end) == 2) top = end;
+    if (maps) fclose(maps);
+    struct rlimit limit;
+    if (!top || getrlimit(RLIMIT_STACK, &limit) != 0 || limit.rlim_cur > 64 * 1024 * 1024) {
+        fprintf(stderr, "small_stack main: run with a small RLIMIT_STACK\n");
+        return 1;
+    }
+    stack_low = (unsigned char *)(top - limit.rlim_cur);
+    thread_main(NULL);
+    printf("left %lu\nalarms %d\ndone\n", (unsigned long)(leaf_sp - (uintptr_t)stack_low), alarms);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     seconds = seconds_argument(argc, argv, 1.0);
     if (argc > 2) leave = (size_t)strtoul(argv[2], NULL, 10);
     if (argc > 3 && strcmp(argv[3], "quiet") == 0) with_alarms = 0;
     if (argc > 3 && strcmp(argv[3], "nesting") == 0) nesting = 1;
+    if (argc > 3 && strcmp(argv[3], "main") == 0) on_main = 1;
     unsigned char *mapping = mmap(NULL, STACK_BYTES + GUARD_BYTES, PROT_READ | PROT_WRITE,
                                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (mapping == MAP_FAILED || mprotect(mapping, GUARD_BYTES, PROT_NONE) != 0) { perror("mmap"); return 1; }
@@ -97,6 +121,8 @@ int main(int argc, char **argv) {
     sigaction(SIGALRM, &action, NULL);
     const struct itimerval every_ms = {{0, 1000}, {0, 1000}};
     if (with_alarms && setitimer(ITIMER_REAL, &every_ms, NULL) != 0) { perror("setitimer"); return 1; }
+
+    if (on_main) return main_thread_at_its_end();
 
     pthread_attr_t attributes;
     pthread_attr_init(&attributes);
