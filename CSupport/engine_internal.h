@@ -151,6 +151,8 @@ clockid_t ss_thread_cpu_clock(int32_t tid);
 /* The calling thread blocks (`blocked`) or unblocks the engine's signal: its sampling is
  * disarmed or armed again, and then its mask set to `mask`. */
 void ss_thread_mask_engine_signal(int blocked, const sigset_t *mask);
+/* Whether any attached thread is noted as blocking the engine's signal (disarmed). Lock-free. */
+int ss_thread_any_blocked(void);
 /* Runs `send(tid)`, unless thread `tid` blocks the engine's signal (-EAGAIN then), so that no
  * thread is signalled after it said it blocks the signal. */
 int ss_thread_signal_unless_blocked(int32_t tid, int (*send)(int32_t tid));

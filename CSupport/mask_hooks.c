@@ -105,17 +105,20 @@ static int apply(int how, const sigset_t *set, const sigset_t *current, sigset_t
 /* pthread_sigmask's contract (an error number back), for both interposers. */
 static int change_mask(int how, const sigset_t *set, sigset_t *old) {
     int signo = ss_engine_signal();
-    if (!set || signo <= 0 || ss_tls_excluded || !ss_engine_running() || !atomic_load(&synchronous_reader))
-        return ss_real_sigmask(how, set, old);
+    if (!set || signo <= 0 || ss_tls_excluded || !ss_engine_running()) return ss_real_sigmask(how, set, old);
     /* Blocking or unblocking other signals leaves the engine's as it is. */
     if ((how == SIG_BLOCK || how == SIG_UNBLOCK) && sigismember(set, signo) != 1) return ss_real_sigmask(how, set, old);
+    /* With no synchronous reader, a thread is disarmed only by the mask scan: only an unblocking,
+     * while some thread is disarmed, may have to arm this one again. */
+    int reader = atomic_load(&synchronous_reader);
+    if (!reader && (how == SIG_BLOCK || !ss_thread_any_blocked())) return ss_real_sigmask(how, set, old);
     /* Read before anything changes, as libc reads it: a bad pointer faults here. */
     sigset_t wanted = *set, current, next;
     int status = ss_real_sigmask(SIG_BLOCK, NULL, &current);
     if (status != 0) return status;
     if (apply(how, &wanted, &current, &next) != 0) return ss_real_sigmask(how, &wanted, old);
     int blocks = sigismember(&next, signo) == 1;
-    if (blocks == (sigismember(&current, signo) == 1)) return ss_real_sigmask(how, &wanted, old);
+    if (blocks == (sigismember(&current, signo) == 1) || (blocks && !reader)) return ss_real_sigmask(how, &wanted, old);
     ss_thread_mask_engine_signal(blocks, &next);
     if (blocks) ss_discard_pending_own_signals(signo);
     if (old) *old = current;

@@ -28,8 +28,8 @@ typedef struct {
 } attached_thread;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Attached threads that block the engine's signal. */
-static size_t blocked_count;
+/* Attached threads that block the engine's signal (written under the lock, read without). */
+static _Atomic size_t blocked_count;
 static attached_thread *threads;
 static size_t thread_count, thread_capacity;
 /* The session's engine; NULL while closed (no session): attaches are refused. */
@@ -173,6 +173,8 @@ void ss_thread_note_signal_blocked(int32_t tid, int blocked) {
     if (thread) set_blocked(thread, blocked != 0);
     unlock_registry(&saved);
 }
+
+int ss_thread_any_blocked(void) { return atomic_load_explicit(&blocked_count, memory_order_relaxed) != 0; }
 
 int ss_thread_signal_unless_blocked(int32_t tid, int (*send)(int32_t tid)) {
     sigset_t saved;
