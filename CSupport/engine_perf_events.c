@@ -253,6 +253,11 @@ static int arm(int handle) {
     return ioctl(handle, PERF_EVENT_IOC_ENABLE, 0) == 0 ? 0 : -errno;
 }
 
+/* A disabled counter neither counts nor signals; it keeps what is left of its period. */
+static void disarm(int handle) {
+    if (still_ours(handle)) ioctl(handle, PERF_EVENT_IOC_DISABLE, 0);
+}
+
 static void detach(int handle) {
     if (still_ours(handle)) { /* else closed by the program: only our mapping is left to undo */
         ioctl(handle, PERF_EVENT_IOC_DISABLE, 0);
@@ -275,5 +280,5 @@ static int orphaned(int handle) { return !still_ours(handle) || thread_exited(ha
  * their numbers since (a file it dup2()ed there before forking stays open in the child). */
 static void forget_after_fork(int handle) { release(handle); }
 
-const ss_sampling_engine ss_perf_event_engine = {"perf_event task-clock counters (user space)", attach, arm, detach,
-                                                 orphaned, forget_after_fork};
+const ss_sampling_engine ss_perf_event_engine = {"perf_event task-clock counters (user space)", attach, arm, disarm,
+                                                 detach, orphaned, forget_after_fork};

@@ -17,8 +17,11 @@ typedef struct ss_sampling_engine {
     /* Prepares sampling thread `tid`, armed now or (with `armed` 0) only at `arm`; sets its
      * handle (-1 when it needs none). Returns 0 or -errno. */
     int (*attach)(int32_t tid, int armed, int *handle);
-    /* Starts the sampling of a thread attached unarmed. Returns 0 or -errno. */
+    /* Starts the sampling of a thread attached unarmed, or disarmed. Returns 0 or -errno. */
     int (*arm)(int handle);
+    /* Stops the sampling of a thread (it blocks the engine's signal) until `arm`; no signal of
+     * the handle's is sent after it returns. */
+    void (*disarm)(int handle);
     /* Releases what `attach` made. */
     void (*detach)(int handle);
     /* Nonzero when the handle no longer samples its thread: it belongs to an earlier thread of

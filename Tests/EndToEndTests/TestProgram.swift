@@ -9,6 +9,11 @@ enum TestProgram: String, CaseIterable, Sendable {
     case threads
     /// Installs its own SIGPROF handler and ITIMER_PROF; reports the handler's calls.
     case ownSigprof = "own_sigprof"
+    /// Blocks SIGPROF in both its threads and takes its own ITIMER_PROF's signals by signalfd and
+    /// the sigwait family; reports what it read, and what was not the kernel's.
+    case sigprofReader = "sigprof_reader"
+    /// A thread that works with about 5 KiB of its stack left, with a 1 kHz SIGALRM handler of its own.
+    case smallStack = "small_stack"
     /// Exits with the status given as its argument.
     case exitStatus = "exit_status"
     /// Swift; spends its time in `Matrix.multiply(_:)`.
@@ -138,7 +143,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .asyncStagesSelf:
             ["swiftc", "-O", "-g", "-parse-as-library", "-D", "SELF_PROFILING",
              "-import-objc-header", PackagePaths.root + "/Sources/PreloadEntry/include/stacksampler.h"]
-        case .smallAltstack, .ownLibunwind, .hiddenDlclose: ["gcc", "-O2", "-pthread"]
+        case .smallAltstack, .ownLibunwind, .hiddenDlclose, .sigprofReader, .smallStack: ["gcc", "-O2", "-pthread"]
         case .fdHeadroom: ["gcc", "-O2", "-D_FORTIFY_SOURCE=2", "-pthread"]
         case .rustThreads: ["rustc", "-O"]
         }
