@@ -47,6 +47,9 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// Forks children one by one while two threads hold the loader's lock in dl_iterate_phdr;
     /// waits for each at most 5 s and counts the hung (see its header).
     case forkLoader = "fork_loader"
+    /// Runs threads, then creates thread-specific keys until the C library refuses; prints how
+    /// many it got and whether threads made then could use every one.
+    case keyHoarder = "key_hoarder"
     /// Execs itself in a chain, forks rounds of children (half exec), vforks, execs from a
     /// second thread, a failed exec, an exec with SIGPROF ignored; exits 0 when all went as
     /// expected (see its header).
@@ -127,7 +130,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .matrix, .swiftSignals: ["swiftc", "-O"]
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
-        case .threads, .deep, .sleepers, .churn, .stall, .execer, .forkLoader, .signalRaces, .windowService: ["gcc", "-O2", "-pthread"]
+        case .threads, .deep, .sleepers, .churn, .stall, .execer, .forkLoader, .keyHoarder, .signalRaces, .windowService: ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
              .perfFds, .denyPerfEvents, .pageFaults, .service: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]

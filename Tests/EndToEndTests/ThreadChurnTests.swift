@@ -77,5 +77,18 @@ extension EndToEnd {
             let band: ClosedRange<Double> = engine == "perf" ? -0.25...0.45 : -0.25...0.25
             #expect(band.contains(samples / expected - 1), "churn_fn samples \(samples), CPU / period \(expected)")
         }
+
+        @Test("a program that takes every thread-specific key gets as many as unprofiled, and its threads still run",
+              arguments: ["cpu", "wall"])
+        func everyKeyStaysTheProgramsOwn(mode: String) throws {
+            let directory = try ScratchDirectory.make("key-hoarder-\(mode)")
+            let plain = try ChildProcess.run(try TestProgram.keyHoarder.executable(), [], in: directory)
+            #expect(plain.termination == .exited(0) && plain.stdout.contains("eagain 1"), "\(plain)")
+            let run = try ProfiledRun.preload(.keyHoarder, settings: ["STACKSAMPLER_MODE": mode, "STACKSAMPLER_PERIOD": "1ms"],
+                                              in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            #expect(run.process.stdout == plain.stdout, "profiled:\n\(run.process.stdout)unprofiled:\n\(plain.stdout)")
+            #expect(try run.profile().inclusiveCount { $0 == "use_every_key" } > 0, "the threads made after the keys ran out are sampled")
+        }
     }
 }
