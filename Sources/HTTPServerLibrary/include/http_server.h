@@ -45,8 +45,13 @@ ss_http_server *_Nullable ss_http_server_create(const int *_Nonnull fds, size_t 
                                                 char *_Nonnull error, size_t error_capacity);
 
 /** Serves requests until ss_http_server_stop; then answers deferred requests still open with 503,
- *  stops the daemons (closing the listening sockets) and returns. */
-void ss_http_server_run(ss_http_server *_Nonnull server);
+ *  stops the daemons (closing the listening sockets) and returns 0. Returns 1 at once if the
+ *  server loses its descriptors (the program closed or reused the wake pipe's, a listener's or an
+ *  epoll's number): it never touches them again, nor serves. */
+int ss_http_server_run(ss_http_server *_Nonnull server);
+
+/** Nonzero once the server has lost its descriptors (see ss_http_server_run). Any thread. */
+int ss_http_server_lost(ss_http_server *_Nonnull server);
 
 /** Makes ss_http_server_run return soon. Any thread; once. */
 void ss_http_server_stop(ss_http_server *_Nonnull server);

@@ -18,13 +18,13 @@ public final class ProfileServer: Sendable {
     private let ownerPID: pid_t
     private let stopped = Atomic<Bool>(false)
 
-    /// Listens on `listen` and on the default per-process socket, and serves `provider`'s profiles
-    /// of at most `maxSeconds`. Throws, saying why, in secure-execution mode (setuid and the like:
-    /// the environment that asked for a listener belongs to a less privileged user) or if a listener
-    /// asked for cannot be opened. A default socket that cannot be opened (its directory not a
-    /// private one of this user) is left out with one line on standard error; it throws only when
-    /// it is the only listener.
-    public init(listen: [ListenAddress], provider: any ProfileProvider, maxSeconds: Int,
+    /// Listens on `listen` and (unless `defaultSocket` is false) on the default per-process socket,
+    /// and serves `provider`'s profiles of at most `maxSeconds`. Throws, saying why, in
+    /// secure-execution mode (setuid and the like: the environment that asked for a listener belongs
+    /// to a less privileged user) or if a listener asked for cannot be opened. A default socket that
+    /// cannot be opened (its directory not a private one of this user) is left out with one line on
+    /// standard error; it throws only when it is the only listener.
+    public init(listen: [ListenAddress], defaultSocket: Bool = true, provider: any ProfileProvider, maxSeconds: Int,
                 limits: HTTPServerLimits = HTTPServerLimits()) throws(ProfileServerError) {
         guard ss_http_secure_execution() == 0 else {
             throw ProfileServerError("secure-execution mode (setuid, setgid or file capabilities): not listening, since the environment that asks for it belongs to a less privileged user")
@@ -37,13 +37,16 @@ public final class ProfileServer: Sendable {
             for address in listen where address != .defaultSocket && address != .unix(path: defaultPath) {
                 opened.append(try ListeningSocket.open(address, defaultPath: defaultPath, uid: uid))
             }
-            do throws(ProfileServerError) {
-                try SocketDirectory.prepare(ServiceSocket.directory(uid: uid), uid: uid)
-                opened.append(try ListeningSocket.open(.defaultSocket, defaultPath: defaultPath, uid: uid))
-            } catch {
-                guard !opened.isEmpty else { throw error }
-                StandardError.report(error.description)
+            if defaultSocket {
+                do throws(ProfileServerError) {
+                    try SocketDirectory.prepare(ServiceSocket.directory(uid: uid), uid: uid)
+                    opened.append(try ListeningSocket.open(.defaultSocket, defaultPath: defaultPath, uid: uid))
+                } catch {
+                    guard !opened.isEmpty else { throw error }
+                    StandardError.report(error.description)
+                }
             }
+            guard !opened.isEmpty else { throw ProfileServerError("no address to listen on") }
         } catch {
             for socket in opened {
                 close(socket.descriptor)
@@ -52,10 +55,13 @@ public final class ProfileServer: Sendable {
             throw error
         }
         let core = ServerCore(provider: provider, maxSeconds: maxSeconds)
+        let served = opened.map { $0.address == .defaultSocket ? "unix:\(defaultPath)" : $0.address.description }
         let binding: HTTPServerBinding
         do throws(ProfileServerError) {
             binding = try HTTPServerBinding(descriptors: opened.map(\.descriptor), limits: limits) { core.handle($0) }
-            try binding.start()
+            try binding.start {
+                StandardError.report("the program closed or reused the descriptors of the profiling server (listening on \(served.joined(separator: ", "))); the profile endpoints are no longer served")
+            }
         } catch {
             opened.forEach { $0.removeFile() }
             throw error
@@ -63,7 +69,7 @@ public final class ProfileServer: Sendable {
         self.core = core
         self.binding = binding
         sockets = opened
-        addresses = opened.map { $0.address == .defaultSocket ? "unix:\(defaultPath)" : $0.address.description }
+        addresses = served
         ownerPID = getpid()
     }
 
