@@ -184,5 +184,8 @@ void ss_exec_hooks_resolve(void);
 void ss_fork_prepare(void);
 void ss_fork_parent(void);
 int ss_fork_child(pid_t *parent);
+/* engine.c: installs the fork handlers (above, and the engine's reset in the child), once per
+ * process: at the first session, or when the session hooks are registered before any. */
+void ss_engine_watch_forks(void);
 
 #endif

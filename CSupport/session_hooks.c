@@ -14,6 +14,8 @@ static _Atomic pid_t owner_pid;
 void ss_set_session_hooks(const ss_session_hooks *hooks) {
     registered = *hooks;
     atomic_store(&owner_pid, getpid());
+    /* A daemon serving on-demand sessions has no session yet: its children are still seen. */
+    ss_engine_watch_forks();
     ss_exec_hooks_resolve();
 }
 
