@@ -94,6 +94,9 @@ enum TestProgram: String, CaseIterable, Sendable {
     case asyncStagesSelf = "async_stages_self"
     /// A service: spins in `serve_hot` until file STOP exists or SECONDS pass, then exits 3: STOP SECONDS PIDFILE.
     case service
+    /// Closes descriptors 3-1023, passes 300 messages through 8 pipes of its own, then measures its
+    /// CPU time over a 2 s sleep: `received N of 300`, `cpu during sleep S`.
+    case daemonPipes = "daemon_pipes"
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -115,7 +118,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .matrix, .swiftSignals: ["swiftc", "-O"]
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
-        case .threads, .deep, .sleepers, .churn, .stall, .execer, .signalRaces, .windowService: ["gcc", "-O2", "-pthread"]
+        case .threads, .deep, .sleepers, .churn, .stall, .execer, .signalRaces, .windowService, .daemonPipes: ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
              .perfFds, .denyPerfEvents, .pageFaults, .service: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
