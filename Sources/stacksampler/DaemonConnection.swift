@@ -134,6 +134,11 @@ struct DaemonConnection {
 
     /// The path and query of a profile of the next `seconds`.
     static func profilePath(seconds: Int, mode: SamplingMode, format: OutputFormat) -> String {
-        "/debug/stacksampler/profile?seconds=\(seconds)&mode=\(mode.rawValue)&format=\(format.rawValue)"
+        profilePath(seconds: seconds, mode: mode, formats: [format])
+    }
+
+    /// The path and query of a profile of the next `seconds` in each of `formats` (several: a `ProfileBundle`).
+    static func profilePath(seconds: Int, mode: SamplingMode, formats: [OutputFormat]) -> String {
+        "/debug/stacksampler/profile?seconds=\(seconds)&mode=\(mode.rawValue)&format=\(formats.map(\.rawValue).joined(separator: ","))"
     }
 }
