@@ -22,3 +22,5 @@ void ss_set_session_hooks(const ss_session_hooks *hooks) {
 const ss_session_hooks *ss_session_hooks_of(pid_t process) {
     return atomic_load(&owner_pid) == process ? &registered : NULL;
 }
+
+int ss_session_hooks_registered(void) { return atomic_load(&owner_pid) == getpid(); }
