@@ -110,6 +110,9 @@ static void release_server_locked(ss_http_server *server, int *free_it) {
 }
 
 static _Atomic(ss_http_server *) registry[SS_HTTP_MAX_SERVERS];
+/* Handler calls and deferred answers under way, in every server of the process (see
+ * ss_http_work_under_way). */
+static atomic_int work_under_way;
 
 static int same_file(const owned_fd *owned) {
     struct stat info;
@@ -244,7 +247,9 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
         request->state = REQUEST_NEW;
         request->holds = 1;
         *request_slot = request;
+        atomic_fetch_add(&work_under_way, 1);
         server->handler(server->context, request);
+        atomic_fetch_sub(&work_under_way, 1);
         if (request->state == REQUEST_NEW) {
             static const char text[] = "the server gave no answer\n";
             request->state = REQUEST_ANSWERED;
@@ -506,3 +511,9 @@ void ss_http_server_release(ss_http_server *server) {
 int ss_http_secure_execution(void) { return getauxval(AT_SECURE) != 0; }
 
 int ss_http_server_lost(ss_http_server *server) { return atomic_load(&server->lost); }
+
+void ss_http_work_begin(void) { atomic_fetch_add(&work_under_way, 1); }
+
+void ss_http_work_end(void) { atomic_fetch_sub(&work_under_way, 1); }
+
+int ss_http_work_under_way(void) { return atomic_load(&work_under_way); }

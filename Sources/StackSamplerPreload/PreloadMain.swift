@@ -129,6 +129,10 @@ private func startInForkedChild() {
     guard var settings = try? PreloadSettings.fromEnvironment() else { return }
     if settings.daemon.isActive {
         let parent = getppid()
+        guard !ProfileServer.wasBusyAtFork else {
+            report("forked process \(getpid()): the parent's profiling server was answering a request at the fork (a lock it held may stay held here); this process is not profiled and runs no daemon")
+            return
+        }
         if !settings.isPerProcess {
             settings.outputPatterns = []
             settings.summaryPattern = nil

@@ -83,6 +83,16 @@ void ss_http_request_respond(ss_http_request *_Nonnull request, unsigned status,
  *  Returns 0, or -1 if it cannot be suspended (then answer it at once). */
 int ss_http_request_defer(ss_http_request *_Nonnull request);
 
+/** Marks work of the caller's for a deferred request (taking and rendering a profile) as under
+ *  way, until ss_http_work_end. */
+void ss_http_work_begin(void);
+void ss_http_work_end(void);
+
+/** Handler calls and deferred work under way in this process. In a forked child it is what was
+ *  under way at the fork: nonzero means a thread that does not exist here was running the
+ *  server's code (Swift's runtime, malloc'd state) and may have held a lock that stays held. */
+int ss_http_work_under_way(void);
+
 /** Nonzero in secure-execution mode (getauxval(AT_SECURE): setuid, setgid, file capabilities),
  *  where the environment that asks for a listener belongs to a less privileged user. */
 int ss_http_secure_execution(void);

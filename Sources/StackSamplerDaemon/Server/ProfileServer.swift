@@ -84,6 +84,11 @@ public final class ProfileServer: Sendable {
     deinit {
         stop()
     }
+
+    /// In a forked child: whether a thread of the parent's was running the server's code at the
+    /// fork (a request being handled or a profile being taken), so that a lock it held may be held
+    /// in the child for ever; a daemon started there could wait on it.
+    public static var wasBusyAtFork: Bool { ss_http_work_under_way() != 0 }
 }
 
 /// What the loop's thread does with each request: routes it, answers at once, or takes the
@@ -128,6 +133,7 @@ private final class ServerCore: Sendable {
             return
         }
         let work = Work { [self] in
+            defer { ss_http_work_end() }
             let response: HTTPResponse = switch provider.profile(seconds: query.seconds, mode: query.mode) {
             case .success(let profile): Routes.response(for: profile, query)
             case .failure(let error): Routes.response(for: error)
@@ -139,9 +145,12 @@ private final class ServerCore: Sendable {
             // request leaves the service's resident size where it was.
             ss_release_free_memory()
         }
+        // Under way from now (still in the handler's call) until the worker has answered.
+        ss_http_work_begin()
         do {
             pthread_detach(try ProfilerThreads.spawn { work.body() })
         } catch {
+            ss_http_work_end()
             profiling.withLock { $0 = nil }
             request.respond(.error(503, "\(error)"))
         }
