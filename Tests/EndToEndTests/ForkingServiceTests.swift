@@ -264,6 +264,42 @@ extension EndToEnd {
             }
         }
 
+        @Test("a daemon process forking children: those forked while a profile is taken say they are not profiled, those forked after run their own daemon")
+        func forksAroundAProfile() throws {
+            let directory = try ScratchDirectory.make("fork-rounds")
+            let after = directory + "/after", stdoutPath = directory + "/stdout", stderrPath = directory + "/stderr"
+            for path in [stdoutPath, stderrPath] { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: try TestProgram.forkRounds.executable())
+            process.arguments = [after]
+            var environment = ProcessInfo.processInfo.environment.filter { $0.key != "LD_PRELOAD" && !$0.key.hasPrefix("STACKSAMPLER_") }
+            environment["LD_PRELOAD"] = try BuildProducts.preloadLibrary()
+            environment["STACKSAMPLER_LISTEN"] = "unix"
+            process.environment = environment
+            process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
+            process.standardError = FileHandle(forWritingAtPath: stderrPath)
+            try process.run()
+            defer {
+                _ = FileManager.default.createFile(atPath: after, contents: nil)
+                process.waitUntilExit()
+            }
+            let socket = "/tmp/stacksampler-\(getuid())/\(process.processIdentifier).sock"
+            #expect(ForkingService.waitFor { FileManager.default.fileExists(atPath: socket) }, "no \(socket)")
+            let profile = try ChildProcess.run(try BuildProducts.cli(), ["profile", String(process.processIdentifier), "--seconds", "1", "--mode", "wall",
+                                                                         "-o", directory + "/x.folded"], in: directory, timeout: .seconds(60))
+            #expect(profile.termination == .exited(0), "\(profile)")
+            _ = FileManager.default.createFile(atPath: after, contents: nil)
+            #expect(ForkingService.waitFor(seconds: 30) { !process.isRunning })
+            #expect(process.terminationStatus == 0)
+            let stdout = (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? ""
+            let stderr = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
+            // Forked during the request: said, not silently skipped (a thread of the parent's ran
+            // the server's code at the fork). After it: a daemon of their own (before, the request's
+            // session had taken the preload library's fork hooks away for good).
+            #expect(stderr.contains("was answering a request at the fork"), "\(stderr)")
+            for number in 1...3 { #expect(stdout.contains("after \(number) daemon yes"), "\(stdout)\n\(stderr)") }
+        }
+
         @Test("profile PID tells a process without the preload library from a preloaded one without a daemon")
         func profileSaysTheTruth() throws {
             let directory = try ScratchDirectory.make("profile-truth")

@@ -97,6 +97,9 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// Closes descriptors 3-1023, passes 300 messages through 8 pipes of its own, then measures its
     /// CPU time over a 2 s sleep: `received N of 300`, `cpu during sleep S`.
     case daemonPipes = "daemon_pipes"
+    /// Forks a child every 100 ms, each saying whether its own daemon socket exists, until file
+    /// AFTER exists; then three more (`after N daemon yes|no`) and exits 0: AFTER.
+    case forkRounds = "fork_rounds"
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -120,7 +123,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .threads, .deep, .sleepers, .churn, .stall, .execer, .signalRaces, .windowService, .daemonPipes: ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
-             .perfFds, .denyPerfEvents, .pageFaults, .service: ["gcc", "-O2"]
+             .perfFds, .denyPerfEvents, .pageFaults, .service, .forkRounds: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .inlined: ["gcc", "-O2", "-g"]
