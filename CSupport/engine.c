@@ -97,10 +97,23 @@ static void settle_presumed_engine(void) {
     if (atomic_exchange(&probe_pending, 0)) session_engine = settle_engine(&ss_active_config, ss_perf_events_available());
 }
 
+/* Why a forked child cannot start a session, or NULL if it can. */
+static const char *forked_child_refusal(int quiesced) {
+    if (!quiesced) return "the sampler thread did not pause for fork()";
+    switch (ss_loader_lock_state_now()) {
+    case SS_LOADER_LOCK_FREE: return NULL;
+    case SS_LOADER_LOCK_HELD: return "the loader's lock was held at fork() (dlopen, dlclose or dl_iterate_phdr in another thread)";
+    case SS_LOADER_LOCK_UNKNOWN: break;
+    }
+    return "the loader's lock cannot be checked in this C library";
+}
+
 /* A forked child has only the forking thread, no timers and no sampler: the
  * engine there is stopped and empty, ready for a session of its own, which the
- * owner's hook starts only if the parent's sampler thread held no lock at the fork
- * (fork_quiesce.c); a lock held then would stay held in the child for ever. */
+ * owner's hook starts only if no lock the session needs can be held for ever:
+ * the parent's sampler thread held none at the fork (fork_quiesce.c), and no
+ * thread held the loader's write lock, which fork does not reset (loader_lock.c).
+ * Otherwise the child runs unprofiled, and says so. */
 static void reset_in_forked_child(void) {
     pid_t parent;
     int quiesced = ss_fork_child(&parent);
@@ -111,15 +124,20 @@ static void reset_in_forked_child(void) {
     ss_buffer_reset();
     const ss_session_hooks *hooks = ss_session_hooks_of(parent);
     if (!hooks || !hooks->start_in_forked_child) return;
-    if (quiesced) {
+    const char *refusal = forked_child_refusal(quiesced);
+    if (!refusal) {
         hooks->start_in_forked_child();
-    } else {
-        static const char busy[] = "stacksampler: the sampler thread did not pause for fork(); the child is not profiled\n";
-        (void)!write(STDERR_FILENO, busy, sizeof busy - 1);
+        return;
     }
+    char line[256];
+    int length = snprintf(line, sizeof line, "stacksampler: %s; forked process %d is not profiled\n", refusal, (int)getpid());
+    if (length > 0) (void)!write(STDERR_FILENO, line, (size_t)length < sizeof line ? (size_t)length : sizeof line - 1);
 }
 
-static void install_fork_handlers(void) { pthread_atfork(ss_fork_prepare, ss_fork_parent, reset_in_forked_child); }
+static void install_fork_handlers(void) {
+    ss_loader_lock_locate();
+    pthread_atfork(ss_fork_prepare, ss_fork_parent, reset_in_forked_child);
+}
 
 void ss_engine_watch_forks(void) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;

@@ -184,8 +184,16 @@ void ss_exec_hooks_resolve(void);
 void ss_fork_prepare(void);
 void ss_fork_parent(void);
 int ss_fork_child(pid_t *parent);
-/* engine.c: installs the fork handlers (above, and the engine's reset in the child), once per
- * process: at the first session, or when the session hooks are registered before any. */
+/* engine.c: locates the loader's lock (below) and installs the fork handlers (above, and the
+ * engine's reset in the child), once per process: at the first session, or when the session
+ * hooks are registered before any (a daemon serving on-demand sessions). */
 void ss_engine_watch_forks(void);
+
+/* loader_lock.c: the loader's write lock (dl_iterate_phdr's), which fork does not reset.
+ * ss_loader_lock_locate() finds it, once, outside any loader call; in a forked child,
+ * ss_loader_lock_state_now() says whether a thread of the parent held it at the fork. */
+typedef enum { SS_LOADER_LOCK_FREE, SS_LOADER_LOCK_HELD, SS_LOADER_LOCK_UNKNOWN } ss_loader_lock_state;
+void ss_loader_lock_locate(void);
+ss_loader_lock_state ss_loader_lock_state_now(void);
 
 #endif

@@ -9,7 +9,8 @@
  * waits, in a pthread_atfork prepare handler, until the sampler thread has
  * parked where it holds nothing: right after its sleep, between two ticks.
  * The parent's handler lets it go on; the child, which has no sampler thread,
- * starts afresh.
+ * starts afresh. The program's own threads may hold the loader's write lock at
+ * the fork: the child checks that one before it starts (loader_lock.c).
  *
  * The sampler says where it is in `state`, a futex word:
  *   NO_SAMPLER -> SAMPLING       ss_sampler_arriving(), before the thread is spawned

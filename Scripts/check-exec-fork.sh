@@ -6,7 +6,11 @@
 #   - 50 rounds of 20 children forked at once, half of which exec /bin/true (issue 11.1);
 #   - 60 runs of a program that forks 20 children at once, which exit at once (issue 17.8: a
 #     child used to hang in its exit handler on a Swift runtime lock the parent's sampler thread
-#     held at the fork, 13 of 60 runs before the fix).
+#     held at the fork, 13 of 60 runs before the fix);
+#   - RUNS children forked one by one while two threads hold the loader's lock in
+#     dl_iterate_phdr (Tests/Programs/fork_loader.c), in cpu and wall mode, and 60 under
+#     `record --follow-children` (issue 23.6: a child hung in fork() on the loader's write lock,
+#     38 and 50 of 200 and 21 of 60 before the fix).
 #
 #   Scripts/check-exec-fork.sh [RUNS]     (default 200)
 #
@@ -19,6 +23,8 @@ swift build -c release >/dev/null
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 gcc -O2 -o "$work/execer" Tests/Programs/execer.c
+gcc -O2 -pthread -o "$work/fork_loader" Tests/Programs/fork_loader.c
+gcc -O2 -shared -fPIC -o "$work/plugin.so" Tests/Programs/plugin.c
 library="$PWD/.build/release/libStackSamplerPreload.so"
 status=0
 
@@ -49,4 +55,25 @@ check "work 20 ms, then exec /bin/true" "$runs" chain 0
 check "a chain of $runs execs of itself" 1 chain "$((runs - 1))"
 check "50 rounds of 20 children, half exec" 1 rounds 50 20
 check "20 children forked at once" 60 burst 20
+
+# fork_loader COUNT children (every one waited for at most 5 s), through COMMAND...; prints LABEL:
+# its counts and how many children said they were not profiled.
+check_loader() {
+  local label="$1" count="$2"; shift 2
+  set +e
+  "$@" "$work/fork_loader" "$count" "$work/plugin.so" "$count" >"$work/stdout" 2>"$work/stderr"
+  set -e
+  local counts refused
+  counts="$(grep -E '^(forked|hung|failed) ' "$work/stdout" | tr '\n' ' ')"
+  refused="$(grep -c "loader's lock was held at fork" "$work/stderr" || true)"
+  echo "$label: ${counts}($refused not profiled: the loader's lock was held at fork)"
+  grep -q '^hung 0$' "$work/stdout" && grep -q '^failed 0$' "$work/stdout" || status=1
+}
+
+for mode in cpu wall; do
+  check_loader "$runs children forked during dl_iterate_phdr, $mode mode" "$runs" \
+    env STACKSAMPLER_MODE="$mode" STACKSAMPLER_PERIOD=1ms STACKSAMPLER_OUTPUT="$work/loader-%p.folded" LD_PRELOAD="$library"
+done
+check_loader "60 children forked during dl_iterate_phdr, record --follow-children" 60 \
+  .build/release/stacksampler record --follow-children --period 1ms -o "$work/loader-tree.folded" --
 exit "$status"

@@ -310,7 +310,8 @@ typedef struct {
     /** After an exec that failed (the caller's errno is restored afterwards): sample again. */
     void (*resume_after_failed_exec)(void);
     /** In a child made by fork, once the engine is reset there, and only if the sampler thread
-     *  held nothing at the fork: start the child's own session, if it should have one. */
+     *  held nothing at the fork and no thread held the loader's write lock (which fork does not
+     *  reset): start the child's own session, if it should have one. */
     void (*start_in_forked_child)(void);
 } ss_session_hooks;
 

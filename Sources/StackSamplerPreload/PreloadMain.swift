@@ -122,8 +122,9 @@ private func resumeAfterFailedExec() {
 /// it profiles itself into its own file; with a daemon setting it runs a daemon of its own
 /// (its default socket; the listen addresses once its parent is gone, see `ListenHandOver`;
 /// files only with `%p`, the parent's are the parent's). The engine calls this once the
-/// parent's sampler thread is known to have held no lock at the fork. Without either it is
-/// not called and the child stays idle (the exit handler sees that it is not the owner).
+/// parent's sampler thread is known to have held no lock at the fork and the loader's write
+/// lock to be free (else the child says why it is not profiled). Without either it is not
+/// called and the child stays idle (the exit handler sees that it is not the owner).
 private func startInForkedChild() {
     // Read again, so that every %p path (stream, invocations, stalls) names this process.
     guard var settings = try? PreloadSettings.fromEnvironment() else { return }

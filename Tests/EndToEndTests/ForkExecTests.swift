@@ -21,6 +21,29 @@ extension EndToEnd {
             #expect(children.allSatisfy { $0.inclusiveCount { $0 == "parent_work" } == 0 })
         }
 
+        /// glibc's fork does not reset the loader's write lock (dl_iterate_phdr's): held by another
+        /// thread at the fork, it stays held in the child for ever. A child whose session would need
+        /// it is not profiled, says so, and runs and exits as it would unprofiled.
+        @Test("with %p a child forked while another thread holds the loader's lock never hangs", arguments: ["cpu", "wall"])
+        func forkDuringLoaderLock(mode: String) throws {
+            let directory = try ScratchDirectory.make("fork-loader-\(mode)")
+            let plugin = try TestProgram.plugin.executable()
+            let run = try ProfiledRun.preload(.forkLoader, ["40", plugin], settings: ["STACKSAMPLER_MODE": mode, "STACKSAMPLER_PERIOD": "1ms"],
+                                              profilePath: directory + "/tree-%p.folded", in: directory)
+            let stdout = run.process.stdout
+            #expect(ProgramOutput.integer("hung", in: stdout) == 0, "children hung in fork() or exit: \(run.process)")
+            #expect(ProgramOutput.integer("failed", in: stdout) == 0, "\(run.process)")
+            #expect(ProgramOutput.integer("forked", in: stdout) == 40, "\(run.process)")
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            // Each child that exited without exec wrote its profile, or said why it could not.
+            let workers = stdout.split(separator: "\n").compactMap { line in line.hasPrefix("worker ") ? String(line.dropFirst(7)) : nil }
+            #expect(workers.count == 30, "\(run.process)")
+            let profiled = workers.filter { FileManager.default.fileExists(atPath: directory + "/tree-\($0).folded") }
+            let refused = workers.filter { run.process.stderr.contains("the loader's lock was held at fork() (dlopen, dlclose or dl_iterate_phdr in another thread); forked process \($0) is not profiled") }
+            #expect(profiled.count + refused.count == workers.count, "profiled \(profiled.count), refused \(refused.count) of \(workers.count): \(run.process.stderr)")
+            #expect(!profiled.isEmpty, "no child could be profiled: \(run.process.stderr)")
+        }
+
         @Test("without %p, children keep out of the parent's file")
         func sharedPath() throws {
             let directory = try ScratchDirectory.make("fork-shared")
@@ -43,6 +66,18 @@ extension EndToEnd {
             let childRoots = Set(profile.stacks.filter { $0.frames.contains("child_work") }.compactMap(\.frames.first))
             #expect(childRoots.count == 3)
             #expect(run.process.stderr.contains("merged the profiles of"))
+        }
+
+        @Test("record --follow-children: a child forked while another thread holds the loader's lock never hangs")
+        func followChildrenDuringLoaderLock() throws {
+            let directory = try ScratchDirectory.make("fork-loader-follow")
+            let plugin = try TestProgram.plugin.executable()
+            let run = try ProfiledRun.record(.forkLoader, ["24", plugin], options: ["--follow-children", "--period", "1ms"], in: directory)
+            #expect(ProgramOutput.integer("hung", in: run.process.stdout) == 0, "children hung in fork() or exit: \(run.process)")
+            #expect(ProgramOutput.integer("failed", in: run.process.stdout) == 0, "\(run.process)")
+            #expect(ProgramOutput.integer("forked", in: run.process.stdout) == 24, "\(run.process)")
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            #expect(run.process.stderr.contains("merged the profiles of"), "\(run.process.stderr)")
         }
 
         /// The tree is merged from each process's raw recording, named through its own

@@ -87,14 +87,19 @@ extension EndToEnd {
             let pages = try #require(ProgramOutput.integer("pages", in: run.process.stdout))
             let faults = try #require(ProgramOutput.integer("faults", in: run.process.stdout))
             let touched = try run.profile().inclusiveCount { $0 == "touch_pages" }
-            // One fault per fresh page; the thread's own count also holds the handler's first touches of the buffer.
-            #expect(abs(Double(touched) / Double(pages) - 1) <= 0.02 && touched <= faults,
+            // The kernel's page-faults counter itself counts fewer faults than getrusage reports for
+            // the same thread (97.1-98.5 % of 100,000 in 3 quiet runs, 97.8 % on a fresh machine), for
+            // reasons of its own: the profiler can only be held to what the counter counted. So:
+            // never more samples than the faults the program measured, most of them (a wide band),
+            // and, tightly, every fault the counter counted is a sample (its other faults, outside
+            // `touch_pages`, are the program's start-up: a few hundred at most).
+            #expect(touched <= faults && Double(touched) >= 0.9 * Double(faults),
                     "touch_pages: \(touched) samples for \(pages) pages, \(faults) faults of the thread")
             #expect(run.process.stderr.contains("cpu mode, page-faults every 1"), "\(run.process.stderr)")
             // The counters' own count is reported beside the samples taken, so any overflow lost shows.
             let counters = run.process.stderrLines.first { $0.hasPrefix("stacksampler: counters: ") } ?? ""
             let counted = Int(counters.dropFirst("stacksampler: counters: ".count).prefix { $0 != " " }) ?? 0
-            #expect(counted >= touched && abs(Double(counted) / Double(pages) - 1) <= 0.02, "\(counters)")
+            #expect(counted >= touched && Double(touched) >= 0.99 * Double(counted), "\(counters)")
             if GoPprof.executable != nil {
                 let raw = try GoPprof.raw(pprof, in: directory)
                 #expect(raw.contains("page-faults/count"), "the pprof's sample type names the event: \(raw.prefix(300))")

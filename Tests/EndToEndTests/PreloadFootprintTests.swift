@@ -113,15 +113,28 @@ extension EndToEnd {
         }
 
         /// Whether this run can make a setuid program: as root, with a user `nobody`, on a file
-        /// system that honours the setuid bit.
+        /// system that honours the setuid bit, with the built library (the program's run path)
+        /// where `nobody` can reach it: every directory above it searchable by others.
         static var canMakeSetuidPrograms: Bool {
             var status = statvfs()
             return getuid() == 0 && getpwnam("nobody") != nil && statvfs(ScratchDirectory.run, &status) == 0
-                && status.f_flag & UInt(ST_NOSUID) == 0
+                && status.f_flag & UInt(ST_NOSUID) == 0 && othersCanSearch(BuildProducts.directory)
+        }
+
+        /// Whether every directory from `/` down to `path` is searchable by other users.
+        private static func othersCanSearch(_ path: String) -> Bool {
+            var directory = ""
+            for component in path.split(separator: "/") {
+                directory += "/" + component
+                var status = stat()
+                guard stat(directory, &status) == 0, status.st_mode & S_IXOTH != 0 else { return false }
+            }
+            return true
         }
 
         @Test("in secure-execution mode (setuid) the library and the C API do nothing and say so once",
-              .enabled(if: canMakeSetuidPrograms, "needs root and a file system without nosuid"))
+              .enabled(if: canMakeSetuidPrograms,
+                       "needs root, a file system without nosuid, and a checkout whose directories others may search"))
         func secureExecution() throws {
             let directory = try ScratchDirectory.make("secure-execution")
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory)

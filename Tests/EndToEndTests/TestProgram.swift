@@ -35,6 +35,9 @@ enum TestProgram: String, CaseIterable, Sendable {
     case pageFaults = "page_faults"
     /// Forks children with known exit statuses, and one that execs /bin/true.
     case forker
+    /// Forks children one by one while two threads hold the loader's lock in dl_iterate_phdr;
+    /// waits for each at most 5 s and counts the hung (see its header).
+    case forkLoader = "fork_loader"
     /// Execs itself in a chain, forks rounds of children (half exec), vforks, execs from a
     /// second thread, a failed exec, an exec with SIGPROF ignored; exits 0 when all went as
     /// expected (see its header).
@@ -121,7 +124,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .matrix, .swiftSignals: ["swiftc", "-O"]
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
-        case .threads, .deep, .sleepers, .churn, .stall, .execer, .signalRaces, .windowService, .daemonPipes: ["gcc", "-O2", "-pthread"]
+        case .threads, .deep, .sleepers, .churn, .stall, .execer, .forkLoader, .signalRaces, .windowService, .daemonPipes: ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
              .perfFds, .denyPerfEvents, .pageFaults, .service, .forkRounds: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]

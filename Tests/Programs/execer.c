@@ -1,7 +1,8 @@
 /* execer: exec and fork under the profiler. Every mode exits 0 when all went as expected.
  *   chain N         burns ~20 ms in `chain_work`, then execs itself with N-1; at 0 execs /bin/true.
  *   handoff         burns ~100 ms in `before_exec_work`, then execs itself as `after`,
- *                   which burns ~100 ms in `after_exec_work`.
+ *                   which burns ~100 ms in `after_exec_work`. Each image first waits (at most
+ *                   5 s) until a cpu-mode profiler has armed its timer or counter.
  *   rounds R C      R rounds of C forked children at once; each burns ~5 ms in `child_work`,
  *                   then half of them exec /bin/true and the others exit(0). Prints `children ok`.
  *   burst C         forks C children at once, each of which exits at once (exit handlers run).
@@ -20,6 +21,7 @@
  *   ignored         ignores SIGPROF, then execs itself as `check-ignored`, which exits 0 if
  *                   SIGPROF is still ignored there (exec keeps an ignored disposition).
  * Build: gcc -O2 -o execer execer.c */
+#include "workload.h"
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -196,12 +198,17 @@ static int failed(void) {
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "chain") == 0) return chain(argv[0], atoi(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "handoff") == 0) {
+        wait_until_cpu_sampling_armed(5);
         before_exec_work();
         execv(argv[0], (char *[]){argv[0], "after", NULL});
         perror("execv");
         return 1;
     }
-    if (argc >= 2 && strcmp(argv[1], "after") == 0) { after_exec_work(); return 0; }
+    if (argc >= 2 && strcmp(argv[1], "after") == 0) {
+        wait_until_cpu_sampling_armed(5);
+        after_exec_work();
+        return 0;
+    }
     if (argc >= 4 && strcmp(argv[1], "rounds") == 0) return rounds(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 3 && strcmp(argv[1], "burst") == 0) return burst(atoi(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "failed") == 0) return failed();

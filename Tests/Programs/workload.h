@@ -5,9 +5,13 @@
 #define STACKSAMPLER_WORKLOAD_H
 
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* A function the profiler must see as a frame of its own: never inlined into its caller,
  * never cloned (no `.constprop`/`.isra` suffix) and never merged with a look-alike. */
@@ -42,6 +46,48 @@ static inline __attribute__((always_inline)) uint64_t burn_cpu(double seconds, u
         }
     } while (thread_cpu_seconds() < end);
     return x;
+}
+
+/* How many of this process's descriptors are perf_event counters (links to
+ * "anon_inode:[perf_event]" in /proc/self/fd), or -1 if that cannot be read. */
+static inline int perf_event_descriptors(void) {
+    DIR *directory = opendir("/proc/self/fd");
+    if (!directory) return -1;
+    int count = 0;
+    struct dirent *entry;
+    char path[300], target[64];
+    while ((entry = readdir(directory))) {
+        snprintf(path, sizeof path, "/proc/self/fd/%s", entry->d_name);
+        ssize_t length = readlink(path, target, sizeof target - 1);
+        if (length <= 0) continue;
+        target[length] = 0;
+        if (strcmp(target, "anon_inode:[perf_event]") == 0) count++;
+    }
+    closedir(directory);
+    return count;
+}
+
+/* Whether this process holds a POSIX timer (a line in /proc/self/timers). */
+static inline int has_posix_timer(void) {
+    FILE *timers = fopen("/proc/self/timers", "r");
+    if (!timers) return 0;
+    int found = fgetc(timers) != EOF;
+    fclose(timers);
+    return found;
+}
+
+/* Waits (at most `limit` seconds, checking every millisecond) until a cpu-mode profiler has
+ * armed something in this process: a CPU-time timer or a perf_event counter. A new image's
+ * first counter can take the kernel tens of milliseconds to open, so a program that must be
+ * sampled for the whole of a short piece of work waits for it first. Unprofiled, it returns
+ * after `limit`; returns whether the profiler was seen. */
+static inline int wait_until_cpu_sampling_armed(double limit) {
+    const double end = clock_seconds(CLOCK_MONOTONIC) + limit;
+    while (perf_event_descriptors() <= 0 && !has_posix_timer()) {
+        if (clock_seconds(CLOCK_MONOTONIC) >= end) return 0;
+        usleep(1000);
+    }
+    return 1;
 }
 
 #endif
