@@ -17,9 +17,9 @@
  * checked to be the same file as when the server made it (device and inode) before every use;
  * once one is not, the server has lost them: it never reads, writes, polls or closes any of them
  * again (nor lets libmicrohttpd, which would close them and abort the process when a close
- * fails), and its loop returns at once, saying so (no spinning on a closed number). A forked child closes its
- * inherited copies of a parent's server's descriptors (pthread_atfork), so that no process
- * holds a listening address it does not answer.
+ * fails), and its loop returns at once, saying so (no spinning on a closed number). A forked
+ * child closes its inherited copies of a parent's server's descriptors (pthread_atfork), so that
+ * no process holds a listening address it does not answer.
  */
 #define _GNU_SOURCE
 #include "http_server.h"
