@@ -40,6 +40,7 @@ public final class ProfileServer: Sendable {
             if defaultSocket {
                 do throws(ProfileServerError) {
                     try SocketDirectory.prepare(ServiceSocket.directory(uid: uid), uid: uid)
+                    SocketDirectory.removeStale(ServiceSocket.directory(uid: uid), uid: uid)
                     opened.append(try ListeningSocket.open(.defaultSocket, defaultPath: defaultPath, uid: uid))
                 } catch {
                     guard !opened.isEmpty else { throw error }
