@@ -300,6 +300,37 @@ extension EndToEnd {
             for number in 1...3 { #expect(stdout.contains("after \(number) daemon yes"), "\(stdout)\n\(stderr)") }
         }
 
+        @Test("a Python os.fork() child, with %p outputs and STACKSAMPLER_LISTEN, writes a profile of its own",
+              .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
+        func pythonForkChild() throws {
+            let directory = try ScratchDirectory.make("python-fork")
+            let script = directory + "/fork.py"
+            try """
+                import os
+                def child_spin(n):
+                    total = 0
+                    for i in range(n): total += i
+                    return total
+                pid = os.fork()
+                if pid == 0:
+                    child_spin(2000000)
+                    raise SystemExit(0)
+                os.waitpid(pid, 0)
+                print("child", pid)
+
+                """.write(toFile: script, atomically: true, encoding: .utf8)
+            let result = try ChildProcess.run("/usr/bin/python3", ["-I", "-S", script],
+                                              environment: ["LD_PRELOAD": try BuildProducts.preloadLibrary(), "STACKSAMPLER_LISTEN": "unix",
+                                                            "STACKSAMPLER_OUTPUT": directory + "/profile-%p.folded"],
+                                              in: directory, timeout: .seconds(60))
+            #expect(result.termination == .exited(0), "\(result)")
+            let child = try #require(result.stdout.split(separator: " ").last.flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }, "\(result)")
+            // Before: only the parent's profile (the daemon setting left forked children idle).
+            let folded = (try? String(contentsOfFile: directory + "/profile-\(child).folded", encoding: .utf8)) ?? ""
+            #expect(folded.contains("_PyEval_EvalFrameDefault"), "child \(child): \(folded.prefix(1000))\n\(result)")
+            #expect(FileManager.default.fileExists(atPath: directory + "/profile-\(result.pid).folded"))
+        }
+
         @Test("profile PID tells a process without the preload library from a preloaded one without a daemon")
         func profileSaysTheTruth() throws {
             let directory = try ScratchDirectory.make("profile-truth")
