@@ -57,7 +57,11 @@ let package = Package(
         .target(name: "StackSampler", dependencies: ["CEngine", "SymbolLibraries"], swiftSettings: lightSwift),
         // The preload library's own code (C): constructor, C API, loading of the Swift part.
         // No Swift runtime in its dependencies: see no_swift_runtime.c.
-        .target(name: "PreloadEntry", dependencies: ["CSupport"], cSettings: engineCFlags),
+        // Bound at load (-z now): a call's first run through the lazy resolver saves the whole
+        // vector state on the stack (3 KiB measured), which the signal handler, on a thread with
+        // little stack left, cannot afford, and must not enter the loader anyway.
+        .target(name: "PreloadEntry", dependencies: ["CSupport"], cSettings: engineCFlags,
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "now"])]),
         // The HTTP server of the daemon's pull endpoints, over libmicrohttpd (Debian's libmicrohttpd-dev
         // for the header, libmicrohttpd12 at run time) loaded privately only when a listener is asked for.
         .target(name: "HTTPServerLibrary", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),

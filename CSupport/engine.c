@@ -39,9 +39,17 @@ uint64_t ss_scheduler_tick_ns(void) {
 /* The cpu engine once the kernel has answered `perf` (0, or -errno from perf_event_open),
  * described; NULL when the one asked for cannot run. */
 static const ss_sampling_engine *settle_engine(const ss_config *config, int perf) {
+    int first, room = ss_perf_counter_room(&first);
+    int automatic = config->engine == SS_ENGINE_AUTOMATIC && !config->event_period;
+    if (perf == 0 && automatic && room < SS_PERF_MINIMUM_COUNTERS) {
+        snprintf(engine_description, sizeof engine_description,
+                 "%s (the descriptor limit, ulimit -n, leaves room for %d perf counters only)", ss_cpu_timer_engine.name,
+                 room);
+        return &ss_cpu_timer_engine;
+    }
     if (perf == 0) {
-        snprintf(engine_description, sizeof engine_description, "%s",
-                 config->event_period ? "perf_event counters" : ss_perf_event_engine.name);
+        snprintf(engine_description, sizeof engine_description, "%s, at most %d descriptors, numbered from %d",
+                 config->event_period ? "perf_event counters" : ss_perf_event_engine.name, room, first);
         return &ss_perf_event_engine;
     }
     if (config->engine == SS_ENGINE_PERF || config->event_period) {

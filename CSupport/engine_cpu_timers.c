@@ -66,6 +66,13 @@ static int attach(int32_t tid, int armed, int *handle) {
 
 static int arm(int handle) { return arm_cpu_timer(handle); }
 
+/* Pushed out of reach (a century of the thread's CPU) rather than stopped: a stopped timer
+ * reads 0 left, which `orphaned` takes for a timer whose thread has exited. */
+static void disarm(int handle) {
+    const struct itimerspec out_of_reach = {{0, 0}, {(time_t)100 * 365 * 24 * 3600, 0}};
+    syscall(SYS_timer_settime, handle, 0, &out_of_reach, NULL);
+}
+
 static void detach(int handle) { syscall(SYS_timer_delete, handle); }
 
 /* A CPU timer reads 0 left once the thread it was made for has exited, while a periodic
@@ -78,4 +85,5 @@ static int orphaned(int handle) {
 /* The child inherits no timer. */
 static void forget_after_fork(int handle) { (void)handle; }
 
-const ss_sampling_engine ss_cpu_timer_engine = {"CPU-time timers", attach, arm, detach, orphaned, forget_after_fork};
+const ss_sampling_engine ss_cpu_timer_engine = {"CPU-time timers", attach, arm, disarm, detach, orphaned,
+                                                forget_after_fork};

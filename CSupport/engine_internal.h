@@ -148,6 +148,29 @@ void ss_registry_close(void);
 void ss_registry_forget_after_fork(void);
 /* The CPU-time clock of thread `tid` of this process. */
 clockid_t ss_thread_cpu_clock(int32_t tid);
+/* The calling thread blocks (`blocked`) or unblocks the engine's signal: its sampling is
+ * disarmed or armed again, and then its mask set to `mask`. */
+void ss_thread_mask_engine_signal(int blocked, const sigset_t *mask);
+/* Whether any attached thread is noted as blocking the engine's signal (disarmed). Lock-free. */
+int ss_thread_any_blocked(void);
+/* Runs `send(tid)`, unless thread `tid` blocks the engine's signal (-EAGAIN then), so that no
+ * thread is signalled after it said it blocks the signal. */
+int ss_thread_signal_unless_blocked(int32_t tid, int (*send)(int32_t tid));
+
+/* stack_bounds.c: the calling thread (made through pthread_create) notes its stack's low end;
+ * the engine's start notes the main thread's. ss_stack_low() is the calling thread's, 0 when
+ * unknown; signal-safe. */
+void ss_stack_note_current_thread(void);
+void ss_stack_note_main_thread(void);
+SS_HIDDEN uintptr_t ss_stack_low(void);
+
+/* mask_hooks.c: libc's pthread_sigmask, for the engine's own changes of mask. */
+int ss_real_sigmask(int how, const sigset_t *set, sigset_t *old);
+/* Takes the engine's signals `signo` off the calling thread's queue, and queues the program's
+ * own of that number again, in their order. Past 32 of the program's own (only a real-time
+ * signal queues that many) the rest is left pending as it is: better one of ours left than
+ * one of the program's lost. */
+void ss_discard_pending_own_signals(int signo);
 
 /* signal_hooks.c: the real sigaction; ss_signal_take installs `handler` on
  * `signo` and remembers the program's action there, to chain to it;

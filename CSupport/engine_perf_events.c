@@ -9,10 +9,17 @@
  * signals with si_code POLL_IN and the descriptor in si_fd, not with the engine's
  * cookie: the handler knows them by their descriptor (ss_perf_descriptor_is_ours).
  *
- * Descriptors are close-on-exec, moved up to FIRST_DESCRIPTOR and beyond, out of the
- * range a program numbers its own files in, and closed in a forked child (they are
- * the parent's threads' counters). A descriptor the program closed or reused is
- * noticed by the thread scan (orphaned), which attaches the thread again.
+ * Descriptors are the program's resource too (see counter_room): the counters take at
+ * most a sixteenth of the soft descriptor limit, never a number under FD_SETSIZE when the
+ * limit leaves room above it (select() works on every descriptor the program would have
+ * had without the profiler), else only the top sixteenth of the table. A thread beyond
+ * that bound gets no counter (counted as a refusal, said in the summary). Every number is
+ * checked to be still the engine's counter (its anonymous inode and the kernel's unique
+ * event id, still_ours) before the engine reads, disables or closes it: the program may
+ * have closed it and reused the number for a file of its own. Close-on-exec; closed in a
+ * forked child (they are the parent's threads' counters) only where still the engine's.
+ * A counter the program closed or replaced is noticed by the thread scan (orphaned),
+ * which attaches the thread again.
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
@@ -25,10 +32,15 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-enum { FIRST_DESCRIPTOR = 512, DESCRIPTOR_LIMIT = 1 << 16 };
+/* DESCRIPTOR_LIMIT bounds the numbers the engine tracks; SHARE_DIVISOR the part of the soft
+ * limit the counters may hold, at most MAXIMUM_COUNTERS. */
+enum { DESCRIPTOR_LIMIT = 1 << 16, SHARE_DIVISOR = 16, MAXIMUM_COUNTERS = 4096 };
 
 /* Descriptors that are or were the engine's counters, and those still at their first
  * (random) period; read and written by the handler. */
@@ -50,8 +62,36 @@ static int marked(_Atomic uint64_t *bits, int fd) {
 int ss_perf_descriptor_is_ours(int fd) { return marked(ours, fd); }
 
 /* Each counter's control page, mapped so that poll tells a counter whose thread exited (hung
- * up) from a live one (without it, poll says hung up always). Under the registry's lock. */
+ * up) from a live one (without it, poll says hung up always), and the kernel's unique id of
+ * the event at that number (PERF_EVENT_IOC_ID), by which the engine knows it is still its
+ * own. Under the registry's lock, but for the id, which the handler reads too. */
 static void *control_pages[DESCRIPTOR_LIMIT];
+static _Atomic uint64_t event_ids[DESCRIPTOR_LIMIT];
+/* The anonymous inode every perf_event descriptor shares (st_dev, st_ino): a descriptor
+ * that is not on it is not a counter, and is never given a perf ioctl. */
+static _Atomic uint64_t counter_device, counter_inode;
+/* Counters held now (bounded by counter_room). Under the registry's lock. */
+static int counters_held;
+
+/* The kernel's id of the perf event at `fd`, 0 if `fd` is not a perf_event descriptor (a
+ * file of the program's, closed): fstat first, so that no other file gets the ioctl.
+ * Async-signal-safe. */
+static uint64_t event_id(int fd) {
+    struct stat status;
+    if (fstat(fd, &status) != 0 || (uint64_t)status.st_dev != atomic_load(&counter_device) ||
+        (uint64_t)status.st_ino != atomic_load(&counter_inode))
+        return 0;
+    uint64_t id = 0;
+    return ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0 ? id : 0;
+}
+
+/* Whether `fd` is still the counter the engine put there: the program may have closed it and
+ * reused its number for a file of its own (which must be left alone). Async-signal-safe. */
+static int still_ours(int fd) {
+    if (fd < 0 || fd >= DESCRIPTOR_LIMIT) return 0;
+    uint64_t id = atomic_load_explicit(&event_ids[fd], memory_order_relaxed);
+    return id != 0 && event_id(fd) == id;
+}
 
 static void unmap_control_page(int fd) {
     if (fd < 0 || fd >= DESCRIPTOR_LIMIT || !control_pages[fd]) return;
@@ -59,10 +99,36 @@ static void unmap_control_page(int fd) {
     control_pages[fd] = NULL;
 }
 
+/* Forgets the counter at `fd`, closing it only if it is still the engine's. */
 static void release(int fd) {
+    int ours_still = still_ours(fd);
     unmap_control_page(fd);
-    close(fd);
+    atomic_store(&event_ids[fd], 0);
+    counters_held--;
+    if (ours_still) close(fd);
 }
+
+/* Where counters may go and how many: at most a sixteenth of the soft descriptor limit (no
+ * more than MAXIMUM_COUNTERS), so that the program keeps fifteen sixteenths of its headroom;
+ * at FD_SETSIZE and up when the limit has that room above FD_SETSIZE, so that no descriptor
+ * the program opens is pushed past FD_SETSIZE (select() on it would overrun its fd_set); else
+ * in the top sixteenth of the table, where no number reaches FD_SETSIZE anyway. The limit is
+ * read at every attach (the program may change it) and never raised. */
+static int counter_room(int *first) {
+    struct rlimit limit;
+    rlim_t soft = getrlimit(RLIMIT_NOFILE, &limit) == 0 ? limit.rlim_cur : FD_SETSIZE;
+    if (soft > DESCRIPTOR_LIMIT) soft = DESCRIPTOR_LIMIT;
+    int share = (int)(soft / SHARE_DIVISOR);
+    if (share > MAXIMUM_COUNTERS) share = MAXIMUM_COUNTERS;
+    if (soft <= FD_SETSIZE) {
+        *first = (int)soft - share;
+        return share;
+    }
+    *first = FD_SETSIZE;
+    return (int)soft - FD_SETSIZE < share ? (int)soft - FD_SETSIZE : share;
+}
+
+int ss_perf_counter_room(int *first) { return counter_room(first); }
 
 /* Events counted by counters closed so far. */
 static _Atomic uint64_t closed_counts;
@@ -80,6 +146,7 @@ static uint64_t sample_period(void) {
 void ss_perf_sample_taken(int fd) {
     if (!marked(first_period, fd)) return;
     mark(first_period, fd, 0);
+    if (!still_ours(fd)) return; /* replaced by a file of the program's since the overflow */
     uint64_t period = sample_period();
     ioctl(fd, PERF_EVENT_IOC_PERIOD, &period);
 }
@@ -103,13 +170,15 @@ static int open_counter(int32_t tid, uint64_t first) {
     return fd < 0 ? -errno : (int)fd;
 }
 
-/* Grows the process's descriptor table to hold FIRST_DESCRIPTOR now, while the process has one
- * thread: grown later, with threads sharing it, the kernel waits for an RCU grace period
- * (expand_fdtable; 10 to 12 ms measured here), which delayed the first counter's start. */
+/* Grows the process's descriptor table to hold the first counter's number now, while the
+ * process has one thread: grown later, with threads sharing it, the kernel waits for an RCU
+ * grace period (expand_fdtable; 10 to 12 ms measured here), which delayed the first counter. */
 void ss_perf_reserve_descriptors(void) {
+    int first;
+    if (counter_room(&first) <= 0) return;
     int low = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (low < 0) return;
-    int high = fcntl(low, F_DUPFD_CLOEXEC, FIRST_DESCRIPTOR);
+    int high = fcntl(low, F_DUPFD_CLOEXEC, first);
     if (high >= 0) close(high);
     close(low);
 }
@@ -124,54 +193,77 @@ int ss_perf_events_available(void) {
     return 0;
 }
 
+/* Moves the new counter `fd` to its place (counter_room), or closes it: a counter is never
+ * left among the program's numbers. The counter's number, or -EMFILE. */
+static int place(int fd) {
+    int first, room = counter_room(&first);
+    int placed = counters_held < room ? fcntl(fd, F_DUPFD_CLOEXEC, first) : -1;
+    close(fd);
+    if (placed < 0) return -EMFILE;
+    if (placed < DESCRIPTOR_LIMIT) return placed;
+    close(placed);
+    return -EMFILE;
+}
+
+/* Notes the counter at `fd` as the engine's: its inode and its event id. 0 or -errno. */
+static int identify(int fd) {
+    struct stat status;
+    if (fstat(fd, &status) != 0) return -errno;
+    atomic_store(&counter_device, (uint64_t)status.st_dev);
+    atomic_store(&counter_inode, (uint64_t)status.st_ino);
+    uint64_t id = event_id(fd);
+    if (id == 0) return -EBADF;
+    atomic_store(&event_ids[fd], id);
+    return 0;
+}
+
 static int attach(int32_t tid, int armed, int *handle) {
     uint64_t period = sample_period();
     int fd = open_counter(tid, 1 + (uint64_t)(ss_random_unit() * (double)(period - 1)));
     if (fd < 0) return fd;
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, FIRST_DESCRIPTOR);
-    if (high >= 0) {
-        close(fd);
-        fd = high;
-    }
+    fd = place(fd);
+    if (fd < 0) return fd;
     struct f_owner_ex owner = {F_OWNER_TID, tid};
-    void *page = fd < DESCRIPTOR_LIMIT ? mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+    int error = identify(fd);
+    void *page = error ? MAP_FAILED : mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
     if (page == MAP_FAILED || fcntl(fd, F_SETOWN_EX, &owner) != 0 || fcntl(fd, F_SETSIG, ss_engine_signal()) != 0 ||
         fcntl(fd, F_SETFL, O_ASYNC) != 0) {
-        int error = page == MAP_FAILED && fd >= DESCRIPTOR_LIMIT ? EMFILE : errno;
+        if (!error) error = -errno;
         if (page != MAP_FAILED) munmap(page, (size_t)sysconf(_SC_PAGESIZE));
+        atomic_store(&event_ids[fd], 0);
         close(fd);
-        return -error;
+        return error;
     }
     control_pages[fd] = page;
+    counters_held++;
     mark(ours, fd, 1);
     mark(first_period, fd, 1);
     if (armed && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
-        int error = errno;
+        error = -errno;
         mark(ours, fd, 0);
         release(fd);
-        return -error;
+        return error;
     }
     *handle = fd;
     return 0;
 }
 
-static int arm(int handle) { return ioctl(handle, PERF_EVENT_IOC_ENABLE, 0) == 0 ? 0 : -errno; }
+static int arm(int handle) {
+    if (!still_ours(handle)) return -EBADF;
+    return ioctl(handle, PERF_EVENT_IOC_ENABLE, 0) == 0 ? 0 : -errno;
+}
 
-/* Whether `handle` is still one of the engine's counters: the program may have closed it,
- * and reused its number for a file of its own (which must be left alone). */
-static int still_ours(int handle) {
-    int flags = fcntl(handle, F_GETFL);
-    return flags >= 0 && (flags & O_ASYNC) && fcntl(handle, F_GETSIG) == ss_engine_signal();
+/* A disabled counter neither counts nor signals; it keeps what is left of its period. */
+static void disarm(int handle) {
+    if (still_ours(handle)) ioctl(handle, PERF_EVENT_IOC_DISABLE, 0);
 }
 
 static void detach(int handle) {
-    if (!still_ours(handle)) {
-        unmap_control_page(handle); /* closed by the program: only our mapping is left to undo */
-        return;
+    if (still_ours(handle)) { /* else closed by the program: only our mapping is left to undo */
+        ioctl(handle, PERF_EVENT_IOC_DISABLE, 0);
+        uint64_t count = 0;
+        if (read(handle, &count, sizeof count) == (ssize_t)sizeof count) atomic_fetch_add(&closed_counts, count);
     }
-    ioctl(handle, PERF_EVENT_IOC_DISABLE, 0);
-    uint64_t count = 0;
-    if (read(handle, &count, sizeof count) == (ssize_t)sizeof count) atomic_fetch_add(&closed_counts, count);
     release(handle);
 }
 
@@ -184,7 +276,9 @@ static int thread_exited(int handle) {
 
 static int orphaned(int handle) { return !still_ours(handle) || thread_exited(handle); }
 
+/* A forked child closes its copies of the parent's counters, and nothing the program put at
+ * their numbers since (a file it dup2()ed there before forking stays open in the child). */
 static void forget_after_fork(int handle) { release(handle); }
 
-const ss_sampling_engine ss_perf_event_engine = {"perf_event task-clock counters (user space)", attach, arm, detach,
-                                                 orphaned, forget_after_fork};
+const ss_sampling_engine ss_perf_event_engine = {"perf_event task-clock counters (user space)", attach, arm, disarm,
+                                                 detach, orphaned, forget_after_fork};

@@ -24,6 +24,9 @@ static int arm(int handle) {
     return 0;
 }
 
+/* Nothing to stop: the registry refuses to signal a thread that blocks the signal. */
+static void disarm(int handle) { (void)handle; }
+
 static void detach(int handle) { (void)handle; }
 
 static int orphaned(int handle) {
@@ -33,10 +36,10 @@ static int orphaned(int handle) {
 
 static void forget_after_fork(int handle) { (void)handle; }
 
-const ss_sampling_engine ss_wall_signal_engine = {"wall-clock signals from the sampler thread", attach, arm, detach, orphaned,
-                                                  forget_after_fork};
+const ss_sampling_engine ss_wall_signal_engine = {"wall-clock signals from the sampler thread", attach, arm, disarm, detach,
+                                                  orphaned, forget_after_fork};
 
-int ss_signal_thread(int32_t tid) {
+static int queue_signal(int32_t tid) {
     int signo = ss_engine_signal();
     pid_t pid = getpid();
     siginfo_t info;
@@ -49,3 +52,5 @@ int ss_signal_thread(int32_t tid) {
     if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, signo, &info) != 0) return -errno;
     return 0;
 }
+
+int ss_signal_thread(int32_t tid) { return ss_thread_signal_unless_blocked(tid, queue_signal); }

@@ -26,7 +26,6 @@
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/syscall.h>
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
@@ -52,30 +51,6 @@ typedef struct {
     struct sigaction engine_action[3];
 } exec_preparation;
 
-/* Takes the engine's signals off the calling thread's queue (they are blocked there, or
- * they would have been delivered), and queues the program's own again, in their order. Past
- * KEPT_CAPACITY of the program's own (only a real-time signal queues that many) the rest is
- * left pending as it is: better one of ours left than one of the program's lost. */
-static void discard_pending_own_signals(int signo) {
-    enum { KEPT_CAPACITY = 32 };
-    siginfo_t kept[KEPT_CAPACITY];
-    int kept_count = 0;
-    sigset_t only, previous;
-    sigemptyset(&only);
-    sigaddset(&only, signo);
-    pthread_sigmask(SIG_BLOCK, &only, &previous);
-    const struct timespec no_wait = {0, 0};
-    siginfo_t info;
-    while (kept_count < KEPT_CAPACITY && sigtimedwait(&only, &info, &no_wait) == signo) {
-        if (ss_signal_is_engines(&info)) continue;
-        kept[kept_count++] = info;
-    }
-    pid_t pid = getpid();
-    pid_t tid = (pid_t)syscall(SYS_gettid);
-    for (int i = 0; i < kept_count; i++) syscall(SYS_rt_tgsigqueueinfo, pid, tid, signo, &kept[i]);
-    pthread_sigmask(SIG_SETMASK, &previous, NULL);
-}
-
 static exec_preparation prepare_exec(void) {
     int saved_errno = errno;
     exec_preparation preparation;
@@ -83,7 +58,7 @@ static exec_preparation prepare_exec(void) {
     const ss_session_hooks *hooks = ss_session_hooks_of(getpid());
     if (hooks && hooks->stop_for_exec) preparation.stopped = hooks->stop_for_exec();
     preparation.count = taken_signals(preparation.signals);
-    if (preparation.count > 0) discard_pending_own_signals(preparation.signals[0]);
+    if (preparation.count > 0) ss_discard_pending_own_signals(preparation.signals[0]);
     for (int i = 0; i < preparation.count; i++) {
         struct sigaction program;
         /* The interposed sigaction reports the program's own action. */

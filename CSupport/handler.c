@@ -82,16 +82,17 @@ static int read_directly(uintptr_t address, uintptr_t *value, void *context) {
     return 0;
 }
 
-/* Whether the handler has room to walk: on the thread's own stack it has; on an
- * alternate signal stack (the thread was in a handler of its own on it) it needs
- * room for the walk and for the frame of a fault the guard may have to catch. The
- * kernel saved the alternate stack's bounds in the context. */
+/* Whether the handler has room to walk: it needs room for the walk and for the frame
+ * of a fault the guard may have to catch, below its own frame. On an alternate signal
+ * stack (the thread was in a handler of its own on it) the kernel saved the stack's
+ * bounds in the context; on the thread's own stack the bound noted for the thread is
+ * used (stack_bounds.c), and where none is known the walk goes ahead. */
 static int room_to_walk(const ucontext_t *context) {
     const stack_t *alternate = &context->uc_stack;
-    if (alternate->ss_flags & SS_DISABLE) return 1;
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     uintptr_t low = (uintptr_t)alternate->ss_sp, high = low + alternate->ss_size;
-    if (here < low || here >= high) return 1;
+    if ((alternate->ss_flags & SS_DISABLE) || here < low || here >= high) low = ss_stack_low();
+    if (low == 0 || here < low) return 1;
     return here - low >= walk_room_needed;
 }
 
@@ -113,7 +114,7 @@ static void unblock_faults(void) {
     sigemptyset(&faults);
     sigaddset(&faults, SIGSEGV);
     sigaddset(&faults, SIGBUS);
-    pthread_sigmask(SIG_UNBLOCK, &faults, NULL);
+    ss_real_sigmask(SIG_UNBLOCK, &faults, NULL);
 }
 
 /* A Swift job's sample: the async chain in place of the executor frames (async_stack.c),
@@ -269,6 +270,7 @@ int ss_handler_install(int preferred_signo) {
     unsigned long kernel_frame = getauxval(AT_MINSIGSTKSZ);
     walk_room_needed = WALK_STACK_BYTES + (kernel_frame > 2048 ? kernel_frame : 2048) + WALK_STACK_BYTES;
     own_pid = getpid();
+    ss_stack_note_main_thread();
     installed_signo = signo;
     signo_substituted = signo != preferred_signo;
     atomic_store(&handler_active, 1);

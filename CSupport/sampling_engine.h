@@ -17,8 +17,11 @@ typedef struct ss_sampling_engine {
     /* Prepares sampling thread `tid`, armed now or (with `armed` 0) only at `arm`; sets its
      * handle (-1 when it needs none). Returns 0 or -errno. */
     int (*attach)(int32_t tid, int armed, int *handle);
-    /* Starts the sampling of a thread attached unarmed. Returns 0 or -errno. */
+    /* Starts the sampling of a thread attached unarmed, or disarmed. Returns 0 or -errno. */
     int (*arm)(int handle);
+    /* Stops the sampling of a thread (it blocks the engine's signal) until `arm`; no signal of
+     * the handle's is sent after it returns. */
+    void (*disarm)(int handle);
     /* Releases what `attach` made. */
     void (*detach)(int handle);
     /* Nonzero when the handle no longer samples its thread: it belongs to an earlier thread of
@@ -36,6 +39,11 @@ extern const ss_sampling_engine ss_cpu_timer_engine;
 extern const ss_sampling_engine ss_perf_event_engine;
 /* engine_perf_events.c: 0 when this process may open task-clock counters, else -errno. */
 int ss_perf_events_available(void);
+/* engine_perf_events.c: how many counters the process's descriptor limit leaves room for now
+ * (a sixteenth of it), and the lowest number they take (`first`). */
+int ss_perf_counter_room(int *first);
+/* Fewer counters than this, and an automatic choice runs the timers instead (engine.c). */
+enum { SS_PERF_MINIMUM_COUNTERS = 16 };
 /* engine_perf_events.c: makes room in the descriptor table for the counters while the process
  * has one thread (cheap then; a wait for the kernel once threads share the table). */
 void ss_perf_reserve_descriptors(void);

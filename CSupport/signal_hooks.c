@@ -71,7 +71,7 @@ static struct sigaction default_action(void) {
 static void begin_write(virtualized_signal *entry, sigset_t *saved_mask) {
     sigset_t all;
     sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, saved_mask);
+    ss_real_sigmask(SIG_BLOCK, &all, saved_mask);
     while (atomic_flag_test_and_set_explicit(&entry->writing, memory_order_acquire)) {}
     atomic_fetch_add_explicit(&entry->version, 1, memory_order_acq_rel);
 }
@@ -79,7 +79,7 @@ static void begin_write(virtualized_signal *entry, sigset_t *saved_mask) {
 static void end_write(virtualized_signal *entry, const sigset_t *saved_mask) {
     atomic_fetch_add_explicit(&entry->version, 1, memory_order_acq_rel);
     atomic_flag_clear_explicit(&entry->writing, memory_order_release);
-    pthread_sigmask(SIG_SETMASK, saved_mask, NULL);
+    ss_real_sigmask(SIG_SETMASK, saved_mask, NULL);
 }
 
 /* The kernel restarts a system call interrupted by a handled signal according
@@ -185,7 +185,7 @@ void ss_chain_to_program(int signo, siginfo_t *info, void *context) {
         sigset_t unblock;
         sigemptyset(&unblock);
         sigaddset(&unblock, signo);
-        pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
+        ss_real_sigmask(SIG_UNBLOCK, &unblock, NULL);
         syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), signo);
         return;
     }
@@ -195,12 +195,12 @@ void ss_chain_to_program(int signo, siginfo_t *info, void *context) {
     sigset_t mask = ((const ucontext_t *)context)->uc_sigmask, previous;
     sigorset(&mask, &mask, &action.sa_mask);
     if (!(action.sa_flags & SA_NODEFER)) sigaddset(&mask, signo);
-    pthread_sigmask(SIG_SETMASK, &mask, &previous);
+    ss_real_sigmask(SIG_SETMASK, &mask, &previous);
     if (action.sa_flags & SA_SIGINFO)
         action.sa_sigaction(signo, info, context);
     else
         action.sa_handler(signo);
-    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    ss_real_sigmask(SIG_SETMASK, &previous, NULL);
 }
 
 int sigaction(int signo, const struct sigaction *action, struct sigaction *previous) {

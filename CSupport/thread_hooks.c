@@ -45,6 +45,7 @@ static void *stacksampler_thread_trampoline(void *opaque) {
     thread_start start = *(thread_start *)opaque;
     free(opaque);
     if (ss_engine_running()) {
+        ss_stack_note_current_thread();
         ss_thread_attach(ss_current_tid(), 1);
         pthread_once(&ending_key_once, create_ending_key);
         if (ending_key_ready) pthread_setspecific(ending_key, (void *)1);
@@ -69,8 +70,8 @@ int ss_spawn_unsampled_thread(pthread_t *thread, void *(*start)(void *), void *a
     if (!create) return EAGAIN;
     sigset_t all, previous;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    ss_real_sigmask(SIG_SETMASK, &all, &previous);
     int status = create(thread, NULL, start, argument);
-    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    ss_real_sigmask(SIG_SETMASK, &previous, NULL);
     return status;
 }

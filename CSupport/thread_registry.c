@@ -1,6 +1,8 @@
 /*
  * Attached threads, each with the handle the session's engine made for it
- * (sampling_engine.h). Never touched in signal context, so a mutex guards it.
+ * (sampling_engine.h), and whether it blocks the engine's signal (then it is disarmed and
+ * never signalled: mask_hooks.c). A mutex guards it, taken with every signal blocked, since a
+ * program's handler may change its mask (and so reach the registry) on any thread.
  * While arming is deferred (the engine's start left the unwind tables to the
  * sampler thread), threads are attached unarmed and armed all together later; while the
  * engine is only presumed (engine.c), they are merely noted (handle -1) and attached, armed,
@@ -11,16 +13,23 @@
 #include "sampling_engine.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct {
     int32_t tid;
     int handle; /* the engine's: a timer id or a counter's descriptor in cpu mode, -1 when none */
+    int blocked; /* the thread blocks the engine's signal: disarmed, and never signalled */
 } attached_thread;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Attached threads that block the engine's signal (written under the lock, read without). */
+static _Atomic size_t blocked_count;
 static attached_thread *threads;
 static size_t thread_count, thread_capacity;
 /* The session's engine; NULL while closed (no session): attaches are refused. */
@@ -31,6 +40,22 @@ static int arming_deferred;
 static int engine_presumed;
 /* Attaches refused because the process had no file descriptor left (the perf engine's counters). */
 static _Atomic uint64_t descriptor_refusals;
+
+/* The registry's lock is taken with every signal blocked on the taking thread, `saved` its
+ * mask before: a handler of the program's that changes its mask (mask_hooks.c) never runs on
+ * a thread that holds the lock. */
+static void lock_registry(sigset_t *saved) {
+    sigset_t all;
+    sigfillset(&all);
+    ss_real_sigmask(SIG_BLOCK, &all, saved);
+    pthread_mutex_lock(&registry_lock);
+}
+
+/* Lets the lock go, and sets the thread's mask to `mask`. */
+static void unlock_registry(const sigset_t *mask) {
+    pthread_mutex_unlock(&registry_lock);
+    ss_real_sigmask(SIG_SETMASK, mask, NULL);
+}
 
 uint64_t ss_thread_descriptor_refusals(void) { return atomic_load(&descriptor_refusals); }
 
@@ -46,7 +71,42 @@ int64_t ss_thread_cpu_time_ns(int32_t tid) {
 
 static void release(attached_thread *thread) {
     if (thread->handle >= 0) engine->detach(thread->handle);
+    if (thread->blocked) blocked_count--;
     *thread = threads[--thread_count];
+}
+
+/* Whether thread `tid` blocks the engine's signal now: for the calling thread, its mask
+ * before it took the registry's lock (`own_mask`), for another its `SigBlk` in /proc (0 if it
+ * cannot be read: the thread is gone). */
+static int blocks_engine_signal(int32_t tid, const sigset_t *own_mask) {
+    int signo = ss_engine_signal();
+    if (signo <= 0 || signo > 64) return 0;
+    if (tid == ss_current_tid()) return sigismember(own_mask, signo) == 1;
+    char path[64], status[4096];
+    snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t length = read(fd, status, sizeof status - 1);
+    close(fd);
+    if (length <= 0) return 0;
+    status[length] = 0;
+    const char *line = strstr(status, "\nSigBlk:");
+    if (!line) return 0;
+    unsigned long long mask = strtoull(line + strlen("\nSigBlk:"), NULL, 16);
+    return (int)((mask >> (signo - 1)) & 1);
+}
+
+/* Notes whether `thread` blocks the engine's signal; its timer or counter is disarmed while
+ * it does, and armed again when it stops (unless arming is deferred: then at the deferred arming). */
+static void set_blocked(attached_thread *thread, int blocked) {
+    if (thread->blocked == blocked) return;
+    thread->blocked = blocked;
+    blocked_count += blocked ? 1 : (size_t)-1;
+    if (thread->handle < 0 || arming_deferred) return;
+    if (blocked)
+        engine->disarm(thread->handle);
+    else
+        engine->arm(thread->handle);
 }
 
 static int engine_attach(int32_t tid, int armed, int *handle) {
@@ -63,9 +123,10 @@ static attached_thread *find(int32_t tid) {
 
 int ss_thread_attach(int32_t tid, int replace) {
     int result = 0;
-    pthread_mutex_lock(&registry_lock);
+    sigset_t saved;
+    lock_registry(&saved);
     if (!engine) { /* no session (or stopped meanwhile): a timer made now would outlive it */
-        pthread_mutex_unlock(&registry_lock);
+        unlock_registry(&saved);
         return -ESRCH;
     }
     attached_thread *existing = find(tid);
@@ -74,38 +135,71 @@ int ss_thread_attach(int32_t tid, int replace) {
         if (thread_count == thread_capacity) {
             size_t capacity = thread_capacity ? thread_capacity * 2 : 64;
             attached_thread *grown = realloc(threads, capacity * sizeof *grown);
-            if (!grown) { pthread_mutex_unlock(&registry_lock); return -ENOMEM; }
+            if (!grown) { unlock_registry(&saved); return -ENOMEM; }
             threads = grown;
             thread_capacity = capacity;
         }
-        int handle = -1;
-        result = engine_presumed ? 0 : engine_attach(tid, !arming_deferred, &handle);
-        if (result == 0) threads[thread_count++] = (attached_thread){tid, handle};
+        int handle = -1, blocked = blocks_engine_signal(tid, &saved);
+        result = engine_presumed ? 0 : engine_attach(tid, !arming_deferred && !blocked, &handle);
+        if (result == 0) {
+            threads[thread_count++] = (attached_thread){tid, handle, blocked};
+            blocked_count += (size_t)blocked;
+        }
     }
-    pthread_mutex_unlock(&registry_lock);
+    unlock_registry(&saved);
     return result;
 }
 
 void ss_thread_detach(int32_t tid) {
-    pthread_mutex_lock(&registry_lock);
+    sigset_t saved;
+    lock_registry(&saved);
     attached_thread *thread = find(tid);
     if (thread) release(thread);
-    pthread_mutex_unlock(&registry_lock);
+    unlock_registry(&saved);
+}
+
+void ss_thread_mask_engine_signal(int blocked, const sigset_t *mask) {
+    sigset_t saved;
+    lock_registry(&saved);
+    attached_thread *thread = engine ? find(ss_current_tid()) : NULL;
+    if (thread) set_blocked(thread, blocked);
+    unlock_registry(mask);
+}
+
+void ss_thread_note_signal_blocked(int32_t tid, int blocked) {
+    sigset_t saved;
+    lock_registry(&saved);
+    attached_thread *thread = engine ? find(tid) : NULL;
+    if (thread) set_blocked(thread, blocked != 0);
+    unlock_registry(&saved);
+}
+
+int ss_thread_any_blocked(void) { return atomic_load_explicit(&blocked_count, memory_order_relaxed) != 0; }
+
+int ss_thread_signal_unless_blocked(int32_t tid, int (*send)(int32_t tid)) {
+    sigset_t saved;
+    lock_registry(&saved);
+    attached_thread *thread = blocked_count ? find(tid) : NULL;
+    int result = thread && thread->blocked ? -EAGAIN : send(tid);
+    unlock_registry(&saved);
+    return result;
 }
 
 int ss_thread_timer_orphaned(int32_t tid) {
-    pthread_mutex_lock(&registry_lock);
+    sigset_t saved;
+    lock_registry(&saved);
     attached_thread *thread = find(tid);
     int orphaned = thread && thread->handle >= 0 && engine->orphaned(thread->handle);
-    pthread_mutex_unlock(&registry_lock);
+    unlock_registry(&saved);
     return orphaned;
 }
 
 size_t ss_thread_list(int32_t *tids, size_t capacity) {
-    pthread_mutex_lock(&registry_lock);
+    sigset_t saved;
+    lock_registry(&saved);
     size_t count = thread_count;
     for (size_t i = 0; i < count && i < capacity; i++) tids[i] = threads[i].tid;
-    pthread_mutex_unlock(&registry_lock);
+    unlock_registry(&saved);
     return count;
 }
 
@@ -116,48 +210,53 @@ void ss_registry_forget_after_fork(void) {
     for (size_t i = 0; i < thread_count; i++)
         if (engine && threads[i].handle >= 0) engine->forget_after_fork(threads[i].handle);
     thread_count = 0;
+    blocked_count = 0;
     engine = NULL;
     arming_deferred = 0;
     engine_presumed = 0;
 }
 
 void ss_registry_open(const ss_sampling_engine *session_engine, int deferred, int presumed) {
-    pthread_mutex_lock(&registry_lock);
+    sigset_t saved;
+    lock_registry(&saved);
     engine = session_engine;
     arming_deferred = deferred;
     engine_presumed = deferred && presumed;
-    pthread_mutex_unlock(&registry_lock);
+    unlock_registry(&saved);
 }
 
 void ss_registry_arm_deferred(const ss_sampling_engine *settled) {
-    pthread_mutex_lock(&registry_lock);
+    sigset_t saved;
+    lock_registry(&saved);
     if (arming_deferred && engine) {
         arming_deferred = 0;
         if (engine_presumed) {
-            /* Noted threads hold nothing yet: the settled engine attaches them, armed. */
+            /* Noted threads hold nothing yet: the settled engine attaches them, armed unless
+             * they block its signal. */
             engine_presumed = 0;
             engine = settled;
             for (size_t i = 0; i < thread_count;) {
-                if (engine_attach(threads[i].tid, 1, &threads[i].handle) != 0) threads[i] = threads[--thread_count];
+                if (engine_attach(threads[i].tid, !threads[i].blocked, &threads[i].handle) != 0) release(&threads[i]);
                 else i++;
             }
         } else {
             /* A thread whose timer cannot be armed leaves the registry, as after a failed
              * attach: the next scan attaches it again. */
             for (size_t i = 0; i < thread_count;) {
-                if (threads[i].handle >= 0 && engine->arm(threads[i].handle) != 0) release(&threads[i]);
+                if (threads[i].handle >= 0 && !threads[i].blocked && engine->arm(threads[i].handle) != 0) release(&threads[i]);
                 else i++;
             }
         }
     }
-    pthread_mutex_unlock(&registry_lock);
+    unlock_registry(&saved);
 }
 
 void ss_registry_close(void) {
-    pthread_mutex_lock(&registry_lock);
+    sigset_t saved;
+    lock_registry(&saved);
     while (thread_count > 0) release(&threads[0]);
     engine = NULL;
     arming_deferred = 0;
     engine_presumed = 0;
-    pthread_mutex_unlock(&registry_lock);
+    unlock_registry(&saved);
 }

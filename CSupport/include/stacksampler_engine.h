@@ -26,7 +26,8 @@ typedef enum {
 /** Sample flags. */
 enum {
     SS_SAMPLE_TRUNCATED = 1u << 0,   /**< deeper than the configured maximum depth */
-    SS_SAMPLE_LEAF_ONLY = 1u << 1,   /**< handler on an alternate signal stack too small to walk: only the interrupted PC */
+    SS_SAMPLE_LEAF_ONLY = 1u << 1,   /**< too little stack left to walk (a small alternate signal stack, the end of the
+                                          thread's own): only the interrupted PC */
     SS_SAMPLE_UNWIND_FAILED = 1u << 2, /**< walk ended before the thread's first frame (a pc without unwind
                                             info, a rule it cannot follow, a stack pointer that did not move up):
                                             the frames found so far */
@@ -121,13 +122,18 @@ int ss_engine_signal(void);
 /** Nonzero when ss_engine_signal() is a substitute for SIGPROF (see above). */
 int ss_engine_signal_substituted(void);
 
-/** Starts sampling thread `tid`: in cpu mode creates and arms its timer.
- *  `replace` discards an earlier registration of the same tid (tid reuse).
- *  Returns 0, or a negative errno. */
+/** Starts sampling thread `tid`: in cpu mode creates and arms its timer (left disarmed while
+ *  the thread blocks the engine's signal). `replace` discards an earlier registration of the
+ *  same tid (tid reuse). Returns 0, or a negative errno. */
 int ss_thread_attach(int32_t tid, int replace);
 
 /** Stops sampling thread `tid` and deletes its timer. */
 void ss_thread_detach(int32_t tid);
+
+/** Notes whether attached thread `tid` blocks the engine's signal, as its mask was read (a
+ *  thread that changed its mask without pthread_sigmask or sigprocmask, which the engine
+ *  interposes): while it does, its timer or counter is disarmed and it is never signalled. */
+void ss_thread_note_signal_blocked(int32_t tid, int blocked);
 
 /** cpu mode: nonzero when `tid` is attached but its timer belongs to an earlier thread of the same
  *  tid that has exited (a tid reused by a thread not created through pthread_create, before the
@@ -137,8 +143,9 @@ int ss_thread_timer_orphaned(int32_t tid);
 /** Number of threads currently attached; fills up to `capacity` tids. */
 size_t ss_thread_list(int32_t *tids, size_t capacity);
 
-/** Attaches refused so far because the process had reached its file descriptor limit (each
- *  thread needs one for its counter with the perf engine): those threads are not sampled. */
+/** Attaches refused so far because the perf engine held all the counters its bound allows (a
+ *  sixteenth of the file descriptor limit), or the process had reached that limit (each thread
+ *  needs a descriptor for its counter): those threads are not sampled until one is free. */
 uint64_t ss_thread_descriptor_refusals(void);
 
 /** Starts a thread that is never sampled: created with the real

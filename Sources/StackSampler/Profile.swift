@@ -40,8 +40,8 @@ public struct Profile: Sendable {
         public var droppedSamples = 0
         /// Kept with their root side cut at the maximum depth.
         public var truncatedSamples = 0
-        /// Kept with only the leaf frame: the thread was interrupted on its alternate signal stack
-        /// (in a handler of its own), with too little room left there to walk the stack.
+        /// Kept with only the leaf frame: the thread was interrupted with too little stack left to
+        /// walk, on its alternate signal stack (in a handler of its own) or near the end of its own.
         public var leafOnlySamples = 0
         /// Kept with the frames found until the walk ended early: a frame without unwind info (JIT
         /// code, code without `.eh_frame`, a module loaded since the last table refresh) or with a

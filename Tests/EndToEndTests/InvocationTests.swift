@@ -137,6 +137,23 @@ extension EndToEnd {
             #expect(file.contains(lines[headline]), "the file's report differs from stderr's: \(file)")
         }
 
+        /// The stalls file's descriptor closed by the program, and its number given to a file of the
+        /// program's: the report goes to stderr only, which says the stalls file is lost.
+        @Test("stall: a program that closes every descriptor and opens its own file keeps it its own; the stalls file is said lost")
+        func stallsFileLost() throws {
+            let directory = try ScratchDirectory.make("stall-closed")
+            let own = directory + "/own.txt"
+            let run = try ProfiledRun.preload(
+                .stall, ["0.6", own],
+                settings: ["STACKSAMPLER_MODE": "wall", "STACKSAMPLER_PERIOD": "5ms", "STACKSAMPLER_STALL_THRESHOLD": "250ms",
+                           "STACKSAMPLER_STALLS": directory + "/stalls.txt", "STACKSAMPLER_SUMMARY": "-"],
+                in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            #expect(try String(contentsOfFile: own, encoding: .utf8) == "program\n")
+            #expect(run.process.stderrLines.contains { $0.contains("stall on thread blocker ") }, "\(run.process)")
+            #expect(run.process.stderrLines.contains { $0.contains("stalls file") && $0.contains("lost") }, "\(run.process)")
+        }
+
         /// `12.345` with two decimals.
         static func format(_ value: Double) -> String {
             String(format: "%.2f", value)

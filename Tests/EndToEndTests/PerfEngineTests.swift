@@ -122,34 +122,100 @@ extension EndToEnd {
             }
         }
 
-        @Test("a process at its descriptor limit: threads without a counter are counted and said, and the program is unharmed")
-        func descriptorLimit() throws {
-            let directory = try ScratchDirectory.make("perf-ulimit")
-            let output = ProfiledRun.freshProfilePath(for: .churn, in: directory)
-            let result = try ChildProcess.run(
-                "/usr/bin/prlimit",
-                ["--nofile=24:24", "env", "LD_PRELOAD=" + (try BuildProducts.preloadLibrary()), "STACKSAMPLER_OUTPUT=" + output,
-                 "STACKSAMPLER_PERIOD=1ms", "STACKSAMPLER_SUMMARY=-", try TestProgram.churn.executable(), "3000", "0.3"],
-                in: directory)
-            #expect(result.termination == .exited(0), "\(result)")
-            #expect(ProgramOutput.integer("threads", in: result.stdout) == 3000)
-            let line = result.stderrLines.first { $0.hasPrefix("stacksampler: descriptors: ") }
-            #expect(line?.contains("file descriptor limit") == true, "\(result.stderr)")
-            #expect(FileManager.default.fileExists(atPath: output))
+        /// Runs `program` under `prlimit --nofile=LIMIT`, profiled (at 1 ms in `mode`, with `settings`) or not.
+        static func limited(_ program: TestProgram, _ arguments: [String], nofile limit: String, mode: String? = nil,
+                            settings: [String: String] = [:], in directory: String) throws -> ProcessResult {
+            var environment: [String] = []
+            if let mode {
+                environment = ["LD_PRELOAD=" + (try BuildProducts.preloadLibrary()),
+                               "STACKSAMPLER_OUTPUT=" + ProfiledRun.freshProfilePath(for: program, in: directory),
+                               "STACKSAMPLER_MODE=" + mode, "STACKSAMPLER_PERIOD=1ms", "STACKSAMPLER_SUMMARY=-"]
+                environment += settings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            }
+            return try ChildProcess.run("/usr/bin/prlimit", ["--nofile=" + limit, "env"] + environment + [try program.executable()] + arguments,
+                                        in: directory)
         }
 
-        @Test("counters stay out of the program's way: none in a forked child, and sampling goes on after the program closes every descriptor")
+        @Test("a process at its descriptor limit: auto runs the timers, perf counts and says the threads without a counter, and the program is unharmed")
+        func descriptorLimit() throws {
+            let directory = try ScratchDirectory.make("perf-ulimit")
+            let automatic = try Self.limited(.churn, ["3000", "0.3"], nofile: "24:24", mode: "cpu", in: directory)
+            #expect(automatic.termination == .exited(0), "\(automatic)")
+            #expect(ProgramOutput.integer("threads", in: automatic.stdout) == 3000)
+            #expect(Self.rateAndEngine(automatic.stderr).engine == "CPU-time timers (the descriptor limit, ulimit -n, leaves room for 1 perf counters only)",
+                    "\(automatic.stderr)")
+            let perf = try Self.limited(.churn, ["3000", "0.3"], nofile: "64:64", mode: "cpu", settings: ["STACKSAMPLER_ENGINE": "perf"], in: directory)
+            #expect(perf.termination == .exited(0), "\(perf)")
+            #expect(ProgramOutput.integer("threads", in: perf.stdout) == 3000)
+            #expect(Self.rateAndEngine(perf.stderr).engine?.hasSuffix("at most 4 descriptors, numbered from 60") == true, "\(perf.stderr)")
+            let line = perf.stderrLines.first { $0.hasPrefix("stacksampler: descriptors: ") }
+            #expect(line?.contains("a sixteenth of the file descriptor limit") == true, "\(perf.stderr)")
+        }
+
+        @Test("1000 threads at the usual limit of 1024 descriptors: the program still opens all but the counters' sixteenth, and the summary counts the threads without one")
+        func headroomAtTheUsualLimit() throws {
+            let directory = try ScratchDirectory.make("perf-headroom")
+            let plain = try Self.limited(.fdHeadroom, ["1000", "0"], nofile: "1024:4096", in: directory)
+            let profiled = try Self.limited(.fdHeadroom, ["1000", "0"], nofile: "1024:4096", mode: "cpu", in: directory)
+            #expect(plain.termination == .exited(0) && profiled.termination == .exited(0), "\(plain)\n\(profiled)")
+            let alone = try #require(ProgramOutput.integer("opened", in: plain.stdout), "\(plain)")
+            let opened = try #require(ProgramOutput.integer("opened", in: profiled.stdout), "\(profiled)")
+            // The counters hold at most 1024 / 16 = 64 descriptors, at 960 and up; the sampler thread a few for a moment.
+            #expect(opened >= alone - 64 - 8, "opened \(opened) files profiled, \(alone) unprofiled")
+            #expect(Self.rateAndEngine(profiled.stderr).engine?.hasSuffix("at most 64 descriptors, numbered from 960") == true, "\(profiled.stderr)")
+            #expect(profiled.stderrLines.contains { $0.hasPrefix("stacksampler: descriptors: ") }, "\(profiled.stderr)")
+        }
+
+        @Test("600 threads and 700 files: every descriptor of the program stays below FD_SETSIZE, about where it was unprofiled, and select() works",
+              arguments: ["cpu", "wall"])
+        func descriptorsStayBelowFDSetSize(mode: String) throws {
+            let directory = try ScratchDirectory.make("perf-fd-setsize")
+            let plain = try Self.limited(.fdHeadroom, ["600", "700"], nofile: "4096:4096", in: directory)
+            let profiled = try Self.limited(.fdHeadroom, ["600", "700"], nofile: "4096:4096", mode: mode, in: directory)
+            #expect(profiled.termination == .exited(0), "\(profiled)")
+            #expect(ProgramOutput.integer("opened", in: profiled.stdout) == 700, "\(profiled)")
+            let highest = try #require(ProgramOutput.integer("highest", in: profiled.stdout), "\(profiled)")
+            let alone = try #require(ProgramOutput.integer("highest", in: plain.stdout), "\(plain)")
+            // Where it was unprofiled, give or take the few descriptors the sampler thread holds for a moment (its /proc reads).
+            #expect(highest < 1024 && highest <= alone + 8, "highest descriptor \(highest) profiled, \(alone) unprofiled")
+            #expect(ProgramOutput.integer("select", in: profiled.stdout) == 1, "\(profiled)")
+        }
+
+        @Test("counters stay out of the program's way: none in a forked child, a file dup2()ed onto a counter's number stays open in a child, sampling goes on after the program closes every descriptor")
         func descriptors() throws {
             let directory = try ScratchDirectory.make("perf-fds")
-            let run = try ProfiledRun.preload(.perfFds, [], settings: ["STACKSAMPLER_PERIOD": "1ms"], in: directory)
+            let run = try ProfiledRun.preload(.perfFds, [directory], settings: ["STACKSAMPLER_PERIOD": "1ms"], in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
             let output = run.process.stdout
             #expect(ProgramOutput.integer("parent", in: output.replacingOccurrences(of: "parent perf fds", with: "parent")) == 1, "\(output)")
             #expect(ProgramOutput.integer("child", in: output.replacingOccurrences(of: "child perf fds", with: "child")) == 0, "\(output)")
+            // The program's file at the counter's number: the child writes it, and it holds both lines.
+            #expect(output.contains("child_write ok") && ProgramOutput.integer("shared_bytes", in: output) == 13, "\(output)")
+            #expect(try String(contentsOfFile: directory + "/shared.data", encoding: .utf8) == "child\nparent\n")
+            #expect(Self.ownData(in: directory), "own.data holds what the program wrote, nothing else")
             let profile = try run.profile()
             let after = profile.inclusiveCount { $0 == "after_close" }
             // 0.5 s of CPU at 1 ms: about 500 samples; the thread scan (every 100 ms) reopens the counter.
             #expect(after > 250, "\(after) samples in after_close after the program closed its descriptors")
+        }
+
+        /// Whether perf_fds's own.data holds exactly the 18,000 bytes it wrote ('a' to 'z' over and over, in pieces of 500).
+        static func ownData(in directory: String) -> Bool {
+            guard let data = FileManager.default.contents(atPath: directory + "/own.data"), data.count == 18_000 else { return false }
+            return data.enumerated().allSatisfy { $0.element == UInt8(ascii: "a") + UInt8(($0.offset % 500) % 26) }
+        }
+
+        @Test("record of a program that closes every descriptor and writes a file of its own: the file holds only its bytes, and the raw stream is said lost",
+              arguments: ["cpu", "wall"])
+        func recordAfterCloseAll(mode: String) throws {
+            let directory = try ScratchDirectory.make("record-close-all")
+            let run = try ProfiledRun.record(.perfFds, [directory], options: ["--mode", mode, "--period", "1ms"], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            #expect(ProgramOutput.integer("own_fd", in: run.process.stdout) == 3 && ProgramOutput.integer("own_bytes", in: run.process.stdout) == 18_000,
+                    "\(run.process.stdout)")
+            #expect(Self.ownData(in: directory), "own.data holds what the program wrote, nothing else")
+            #expect(run.process.stderrLines.contains { $0.contains("raw stream") && $0.contains("lost") }, "\(run.process.stderr)")
+            #expect(try run.profile().inclusiveCount { $0 == "after_close" } > 100, "the profile written at exit still has the whole run")
         }
     }
 }

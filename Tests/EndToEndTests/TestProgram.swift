@@ -9,6 +9,11 @@ enum TestProgram: String, CaseIterable, Sendable {
     case threads
     /// Installs its own SIGPROF handler and ITIMER_PROF; reports the handler's calls.
     case ownSigprof = "own_sigprof"
+    /// Blocks SIGPROF in both its threads and takes its own ITIMER_PROF's signals by signalfd and
+    /// the sigwait family; reports what it read, and what was not the kernel's.
+    case sigprofReader = "sigprof_reader"
+    /// A thread that works with about 5 KiB of its stack left, with a 1 kHz SIGALRM handler of its own.
+    case smallStack = "small_stack"
     /// Exits with the status given as its argument.
     case exitStatus = "exit_status"
     /// Swift; spends its time in `Matrix.multiply(_:)`.
@@ -27,8 +32,12 @@ enum TestProgram: String, CaseIterable, Sendable {
     case churn
     /// Two raw clone threads on the same tid (run as pid 1 of a new pid namespace): `first_spin`, then `reused_spin`.
     case tidReuse = "tid_reuse"
-    /// Counts its perf_event descriptors and a forked child's, then closes every descriptor above 2 and works on.
+    /// Counts its perf_event descriptors and a forked child's, shares a file at a counter's number
+    /// with a forked child, then closes every descriptor above 2 and works on, writing a file of its own.
     case perfFds = "perf_fds"
+    /// THREADS waiting threads, then FILES descriptors (0: until refused), and select() on the
+    /// highest; built with _FORTIFY_SOURCE (an FD_SET past FD_SETSIZE aborts).
+    case fdHeadroom = "fd_headroom"
     /// Runs a command with perf_event_open refused by a seccomp filter.
     case denyPerfEvents = "deny_perf_events"
     /// Touches 100,000 fresh pages in `touch_pages`; reports its page faults.
@@ -140,7 +149,8 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .asyncStagesSelf:
             ["swiftc", "-O", "-g", "-parse-as-library", "-D", "SELF_PROFILING",
              "-import-objc-header", PackagePaths.root + "/Sources/PreloadEntry/include/stacksampler.h"]
-        case .smallAltstack, .ownLibunwind, .hiddenDlclose: ["gcc", "-O2", "-pthread"]
+        case .smallAltstack, .ownLibunwind, .hiddenDlclose, .sigprofReader, .smallStack: ["gcc", "-O2", "-pthread"]
+        case .fdHeadroom: ["gcc", "-O2", "-D_FORTIFY_SOURCE=2", "-pthread"]
         case .rustThreads: ["rustc", "-O"]
         }
     }

@@ -49,11 +49,12 @@ static inline __attribute__((always_inline)) uint64_t burn_cpu(double seconds, u
 }
 
 /* How many of this process's descriptors are perf_event counters (links to
- * "anon_inode:[perf_event]" in /proc/self/fd), or -1 if that cannot be read. */
-static inline int perf_event_descriptors(void) {
+ * "anon_inode:[perf_event]" in /proc/self/fd), or -1 if that cannot be read; the lowest such
+ * number in `*lowest` (-1 if none) when `lowest` is not NULL. */
+static inline int perf_event_descriptors(int *lowest) {
     DIR *directory = opendir("/proc/self/fd");
     if (!directory) return -1;
-    int count = 0;
+    int count = 0, first = -1;
     struct dirent *entry;
     char path[300], target[64];
     while ((entry = readdir(directory))) {
@@ -61,9 +62,13 @@ static inline int perf_event_descriptors(void) {
         ssize_t length = readlink(path, target, sizeof target - 1);
         if (length <= 0) continue;
         target[length] = 0;
-        if (strcmp(target, "anon_inode:[perf_event]") == 0) count++;
+        if (strcmp(target, "anon_inode:[perf_event]") != 0) continue;
+        count++;
+        int fd = atoi(entry->d_name);
+        if (first < 0 || fd < first) first = fd;
     }
     closedir(directory);
+    if (lowest) *lowest = first;
     return count;
 }
 
@@ -83,7 +88,7 @@ static inline int has_posix_timer(void) {
  * after `limit`; returns whether the profiler was seen. */
 static inline int wait_until_cpu_sampling_armed(double limit) {
     const double end = clock_seconds(CLOCK_MONOTONIC) + limit;
-    while (perf_event_descriptors() <= 0 && !has_posix_timer()) {
+    while (perf_event_descriptors(NULL) <= 0 && !has_posix_timer()) {
         if (clock_seconds(CLOCK_MONOTONIC) >= end) return 0;
         usleep(1000);
     }

@@ -17,7 +17,7 @@ extension Profile {
             lines.append("effective rate \(formatted(median, 1)) samples \(basis) per thread (median of \(rates.count) threads; asked \(formatted(asked, 1)))")
         }
         if overhead != Profile.Overhead() { lines.append("profiler cost: handler \(formatted(Double(overhead.handlerMedianNanoseconds) / 1000, 1)) us median, \(formatted(Double(overhead.handlerP99Nanoseconds) / 1000, 1)) us p99 per sample; sampler thread \(formatted(Double(overhead.samplerCPUNanoseconds) / 1e6, 1)) ms CPU; symbolization \(formatted(Double(overhead.symbolizationNanoseconds) / 1e6, 1)) ms, \(formatted(Double(overhead.symbolTableBytes) / 1e6, 1)) MB of tables") }
-        lines.append("lost: \(losses.droppedSamples) dropped (buffer full), \(losses.truncatedSamples) truncated\(configuration.map { " at depth \($0.maxDepth)" } ?? ""), \(losses.leafOnlySamples) leaf-only (alternate signal stack too small), \(losses.unwindFailures) ended early (no unwind info), \(losses.unwindFaults) unwind faults, \(losses.missedTicks) late ticks (counted with the stacks found when the sampler woke), \(losses.skippedTicks) skipped ticks (a thread leaving a sleep, or moving while walked)")
+        lines.append("lost: \(losses.droppedSamples) dropped (buffer full), \(losses.truncatedSamples) truncated\(configuration.map { " at depth \($0.maxDepth)" } ?? ""), \(losses.leafOnlySamples) leaf-only (too little stack left to walk), \(losses.unwindFailures) ended early (no unwind info), \(losses.unwindFaults) unwind faults, \(losses.missedTicks) late ticks (counted with the stacks found when the sampler woke), \(losses.skippedTicks) skipped ticks (a thread leaving a sleep, moving while walked, or blocking the signal)")
         if let configuration, losses.countedEvents > 0 {
             let weight = max(1, configuration.sampleWeight)
             let counted = configuration.event == nil ? "\(formatted(Double(losses.countedEvents) / 1e9, 3)) s of CPU" : "\(losses.countedEvents) \(configuration.sampleType)"
@@ -26,7 +26,7 @@ extension Profile {
             lines.append("counters: \(counted) counted, \(worth) samples' worth, \(sampleCount) taken\(missing)")
         }
         if losses.descriptorRefusals > 0 {
-            lines.append("descriptors: \(losses.descriptorRefusals) times a thread got no counter, the process having reached its file descriptor limit (ulimit -n): those threads were not sampled until one was free")
+            lines.append("descriptors: \(losses.descriptorRefusals) times a thread got no counter: the counters take at most a sixteenth of the file descriptor limit (ulimit -n; see engine:), or the process had reached that limit; those threads were not sampled until one was free")
         }
         if losses.overrunPeriods > 0 {
             lines.append("timer overruns: \(losses.overrunPeriods) periods the kernel noticed late were counted with the sample that followed them")

@@ -5,13 +5,16 @@ import Glibc
 /// the sampler thread: stacks once each, then samples as (stack id, time), thread
 /// names and figures, losses, and the module map with build ids. Flushed at
 /// least every 250 ms, so a process killed at any moment leaves all but its
-/// last quarter second behind.
+/// last quarter second behind. A stream whose descriptor the program closed (or reused for a
+/// file of its own) is lost: nothing more is written to it, and standard error says so, at
+/// once and with the bytes not written when the session ends.
 final class RawStreamWriter: SampleConsumer, @unchecked Sendable {
     private static let flushIntervalNanoseconds: UInt64 = 250_000_000
     private static let moduleIntervalNanoseconds: UInt64 = 1_000_000_000
     private static let bufferLimit = 256 << 10
 
-    private let descriptor: Int32
+    private let path: String
+    private let file: OwnedDescriptor
     private var encoder = RawEncoder()
     private var stackIDs: [StackAggregator.StackKey: UInt32] = [:]
     private var samples = RawEncoder()
@@ -20,15 +23,15 @@ final class RawStreamWriter: SampleConsumer, @unchecked Sendable {
     private var lastFlush: UInt64 = 0
     private var lastModules: UInt64 = 0
     private var moduleGeneration: UInt64 = 0
-    private(set) var writeError: String?
+    private var writeError: String?
+    private var bytesNotWritten = 0
 
     /// Creates `path` afresh (see `FileIO.createFresh`: a symlink there is replaced, never
     /// followed); not inherited across exec.
     init(path: String) throws(ProfilerError) {
-        descriptor = try FileIO.createFresh(path)
+        self.path = path
+        file = OwnedDescriptor(try FileIO.createFresh(path))
     }
-
-    deinit { close(descriptor) }
 
     /// Writes the magic, the header and the module map.
     func begin(configuration: ProfilerConfiguration, startNanoseconds: UInt64) {
@@ -106,6 +109,7 @@ final class RawStreamWriter: SampleConsumer, @unchecked Sendable {
         streamModules(now: now)
         encoder.record(.end) { $0.u64(durationNanoseconds) }
         flush(now: now)
+        if writeError != nil { StandardError.report("raw stream \(path): \(bytesNotWritten) bytes not written since it was lost; it ends there") }
     }
 
     private func finishBatch(threads: [ThreadRecord], losses: Profile.Losses, now: UInt64) {
@@ -157,19 +161,14 @@ final class RawStreamWriter: SampleConsumer, @unchecked Sendable {
         }
     }
 
+    /// Writes what is encoded; once a write fails (or the file is lost), nothing more is written.
     private func flush(now: UInt64) {
         lastFlush = now
-        var offset = 0
-        let bytes = encoder.bytes
-        while offset < bytes.count, writeError == nil {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                writeError = String(cString: strerror(errno))
-            } else {
-                offset += written
-            }
+        if writeError == nil, let failure = file.write(encoder.bytes) {
+            writeError = failure
+            StandardError.report("raw stream \(path) lost: \(failure); nothing more is written to it")
         }
+        if writeError != nil { bytesNotWritten += encoder.bytes.count }
         encoder.bytes.removeAll(keepingCapacity: true)
     }
 }

@@ -8,7 +8,8 @@ struct Sample: Sendable {
         case complete
         /// Cut at the maximum depth: the frames nearest the root are missing.
         case truncated
-        /// The handler ran on an alternate signal stack too small to walk: the interrupted PC only.
+        /// The handler had too little stack left to walk (a small alternate signal stack, or the end of
+        /// the thread's own stack): the interrupted PC only.
         case leafOnly
         /// Ended early at a frame without unwind information (or a rule it cannot follow).
         case endedEarly

@@ -79,6 +79,9 @@ struct ThreadScan {
         takenAtMaskCheck[tid] = taken ?? 0
         if let blocked = ThreadDirectory.blocks(tid, signal: ss_engine_signal()) {
             aggregator.noteSignalBlocked(tid, blocked, at: now)
+            // A mask changed behind the engine's interposers: the engine stops (or resumes) its
+            // timer or signals for the thread here.
+            ss_thread_note_signal_blocked(tid, blocked ? 1 : 0)
         }
     }
 }

@@ -145,10 +145,14 @@ struct WallScheduler: SamplerSchedule {
         return position == nil ? .gone : .waking
     }
 
-    /// Signals `tid` for a sample that stands for `due` ticks.
+    /// Signals `tid` for a sample that stands for `due` ticks. A thread that blocks the signal
+    /// is not signalled (the engine refuses): its ticks are skipped, counted.
     private mutating func signal(_ tid: Int32, at now: UInt64, due: Int) {
-        if ss_signal_thread(tid) == 0 {
+        let status = ss_signal_thread(tid)
+        if status == 0 {
             signalOutstanding[tid] = OutstandingSignal(sentAt: now, owedTicks: due - 1)
+        } else if status == -EAGAIN {
+            skippedTicks += due
         }
     }
 }

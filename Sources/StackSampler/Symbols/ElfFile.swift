@@ -11,13 +11,14 @@ struct LoadSegment: Sendable, Equatable {
 /// An ELF file opened read-only through libelf. Data is read on demand with `pread`
 /// (`ELF_C_READ`, not an mmap), so a file truncated behind our back yields an error, not SIGBUS.
 /// It can also wrap an ELF image already in memory (the vDSO), or a copy it owns (decompressed data).
-/// The descriptor and libelf handle are released on deinit; use it briefly and drop it.
+/// The descriptor and libelf handle are released on deinit; use it briefly and drop it. (The
+/// descriptor is closed only if it still holds the file: see `OwnedDescriptor`.)
 final class ElfFile {
     /// libelf's functions (loaded on first use); every ElfFile has them.
     let libelf: ss_libelf
     let elf: OpaquePointer
-    /// The open file, or -1 for an in-memory image.
-    private let fd: Int32
+    /// The open file, nil for an in-memory image.
+    private let file: OwnedDescriptor?
     /// The image this file owns and frees, if it was made from a copy.
     private let ownedImage: UnsafeMutableRawBufferPointer?
     /// `e_type`: `ET_EXEC`, `ET_DYN`, ...
@@ -30,11 +31,9 @@ final class ElfFile {
         guard let libelf = Self.loadedLibelf else { return nil }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        guard let elf = libelf.elf_begin(fd, ELF_C_READ, nil) else {
-            close(fd)
-            return nil
-        }
-        self.init(libelf: libelf, elf: elf, fd: fd)
+        let file = OwnedDescriptor(fd)
+        guard let elf = libelf.elf_begin(fd, ELF_C_READ, nil) else { return nil }
+        self.init(libelf: libelf, elf: elf, file: file)
     }
 
     /// Wraps a complete ELF image mapped readable in this process (libelf only reads it).
@@ -42,7 +41,7 @@ final class ElfFile {
         guard let libelf = Self.loadedLibelf, let base = image.baseAddress,
               let elf = libelf.elf_memory(UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: CChar.self)), image.count)
         else { return nil }
-        self.init(libelf: libelf, elf: elf, fd: -1)
+        self.init(libelf: libelf, elf: elf, file: nil)
     }
 
     /// Wraps a copy of the ELF image `bytes`, kept for the file's lifetime.
@@ -54,7 +53,7 @@ final class ElfFile {
             image.deallocate()
             return nil
         }
-        self.init(libelf: libelf, elf: elf, fd: -1, ownedImage: image)
+        self.init(libelf: libelf, elf: elf, file: nil, ownedImage: image)
     }
 
     /// libelf, loaded privately on first use and set up for this ELF version; nil if it cannot be.
@@ -63,17 +62,16 @@ final class ElfFile {
         return libelf
     }
 
-    private init?(libelf: ss_libelf, elf: OpaquePointer, fd: Int32, ownedImage: UnsafeMutableRawBufferPointer? = nil) {
+    private init?(libelf: ss_libelf, elf: OpaquePointer, file: OwnedDescriptor?, ownedImage: UnsafeMutableRawBufferPointer? = nil) {
         var header = GElf_Ehdr()
         guard libelf.elf_kind(elf) == ELF_K_ELF, libelf.gelf_getehdr(elf, &header) != nil else {
             _ = libelf.elf_end(elf)
-            if fd >= 0 { close(fd) }
             ownedImage?.deallocate()
             return nil
         }
         self.libelf = libelf
         self.elf = elf
-        self.fd = fd
+        self.file = file
         self.ownedImage = ownedImage
         self.type = header.e_type
         self.isClass64 = libelf.gelf_getclass(elf) == ELFCLASS64
@@ -81,7 +79,6 @@ final class ElfFile {
 
     deinit {
         _ = libelf.elf_end(elf)
-        if fd >= 0 { close(fd) }
         ownedImage?.deallocate()
     }
 

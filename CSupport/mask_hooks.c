@@ -1,0 +1,183 @@
+/*
+ * The signal mask and the synchronous reads of signals, interposed for the engine's signal.
+ * A thread that blocks it may be reading it synchronously (signalfd, sigwait, sigwaitinfo,
+ * sigtimedwait, sigpending) for a timer of its own: any signal of the engine's left pending
+ * there, or queued to it meanwhile, would be read as the program's. So once the program has
+ * shown it reads the engine's signal so (one of those calls with it in the set), as a thread
+ * blocks the signal its timer or counter is disarmed, the sampler thread stops signalling it,
+ * and the engine's signals already pending on it are taken off its queue (the program's own
+ * stay); as it unblocks the signal, sampling resumes. A thread about to read does the same
+ * if it blocks the signal already. The registry (thread_registry.c) does the first two under
+ * its lock, with the thread's new mask set only after: a signal sent before is either
+ * delivered or pending and taken off, and none is sent after.
+ *
+ * Until the program reads the signal synchronously, a mask change is libc's call alone: an
+ * engine's signal pending while a thread blocks it is a sample taken at the unblocking, as
+ * before, and a program that blocks every signal around its critical sections pays nothing
+ * (a disarm and an arm cost 1.5-8 us a pair, against 0.33 us for the two calls). Only the
+ * calls that block or unblock the engine's signal take that path. A thread that changes its
+ * mask without these functions (a raw system call, siglongjmp, setcontext) is found by the
+ * sampler thread's scan of the threads' masks (ThreadScan.swift), which disarms it as well,
+ * within its interval.
+ */
+#define _GNU_SOURCE
+#include "engine_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+
+typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
+
+/* libc's definitions, looked up as the library loads: a mask may be changed, or a signal
+ * read, in a signal handler (the engine's own, a program's), where the loader must not be
+ * entered. */
+enum { REAL_SIGMASK, REAL_SIGNALFD, REAL_SIGWAIT, REAL_SIGWAITINFO, REAL_SIGTIMEDWAIT, REAL_SIGPENDING, REAL_COUNT };
+static const char *const real_names[REAL_COUNT] = {"pthread_sigmask", "signalfd", "sigwait", "sigwaitinfo",
+                                                   "sigtimedwait", "sigpending"};
+static void *_Atomic real_functions[REAL_COUNT];
+
+__attribute__((constructor)) static void resolve_real_functions(void) {
+    for (int which = 0; which < REAL_COUNT; which++) ss_next_symbol(real_names[which], &real_functions[which]);
+}
+
+static void *real_function(int which) {
+    void *real = ss_next_symbol(real_names[which], &real_functions[which]);
+    if (!real) errno = ENOSYS;
+    return real;
+}
+
+/* Whether the program has read the engine's signal synchronously (see above). */
+static _Atomic int synchronous_reader;
+
+int ss_real_sigmask(int how, const sigset_t *set, sigset_t *old) {
+    sigmask_fn function = (sigmask_fn)real_function(REAL_SIGMASK);
+    return function ? function(how, set, old) : ENOSYS;
+}
+
+static int real_sigpending(sigset_t *set) {
+    __typeof__(&sigpending) function = real_function(REAL_SIGPENDING);
+    return function ? function(set) : -1;
+}
+
+static int real_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout) {
+    __typeof__(&sigtimedwait) function = real_function(REAL_SIGTIMEDWAIT);
+    return function ? function(set, info, timeout) : -1;
+}
+
+void ss_discard_pending_own_signals(int signo) {
+    enum { KEPT_CAPACITY = 32 };
+    sigset_t only, previous;
+    if (real_sigpending(&only) == 0 && sigismember(&only, signo) != 1) return; /* the usual case: one call */
+    siginfo_t kept[KEPT_CAPACITY];
+    int kept_count = 0;
+    sigemptyset(&only);
+    sigaddset(&only, signo);
+    ss_real_sigmask(SIG_BLOCK, &only, &previous);
+    const struct timespec no_wait = {0, 0};
+    siginfo_t info;
+    while (kept_count < KEPT_CAPACITY && real_sigtimedwait(&only, &info, &no_wait) == signo) {
+        if (ss_signal_is_engines(&info)) continue;
+        kept[kept_count++] = info;
+    }
+    pid_t pid = getpid();
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    for (int i = 0; i < kept_count; i++) syscall(SYS_rt_tgsigqueueinfo, pid, tid, signo, &kept[i]);
+    ss_real_sigmask(SIG_SETMASK, &previous, NULL);
+}
+
+/* The mask `how` and `set` make of `current`, in `next`; EINVAL for an unknown `how`. */
+static int apply(int how, const sigset_t *set, const sigset_t *current, sigset_t *next) {
+    switch (how) {
+    case SIG_BLOCK: sigorset(next, current, set); return 0;
+    case SIG_SETMASK: *next = *set; return 0;
+    case SIG_UNBLOCK:
+        *next = *current;
+        for (int signo = 1; signo < NSIG; signo++)
+            if (sigismember(set, signo) == 1) sigdelset(next, signo);
+        return 0;
+    default: return EINVAL;
+    }
+}
+
+/* pthread_sigmask's contract (an error number back), for both interposers. */
+static int change_mask(int how, const sigset_t *set, sigset_t *old) {
+    int signo = ss_engine_signal();
+    if (!set || signo <= 0 || ss_tls_excluded || !ss_engine_running()) return ss_real_sigmask(how, set, old);
+    /* Blocking or unblocking other signals leaves the engine's as it is. */
+    if ((how == SIG_BLOCK || how == SIG_UNBLOCK) && sigismember(set, signo) != 1) return ss_real_sigmask(how, set, old);
+    /* With no synchronous reader, a thread is disarmed only by the mask scan: only an unblocking,
+     * while some thread is disarmed, may have to arm this one again. */
+    int reader = atomic_load(&synchronous_reader);
+    if (!reader && (how == SIG_BLOCK || !ss_thread_any_blocked())) return ss_real_sigmask(how, set, old);
+    /* Read before anything changes, as libc reads it: a bad pointer faults here. */
+    sigset_t wanted = *set, current, next;
+    int status = ss_real_sigmask(SIG_BLOCK, NULL, &current);
+    if (status != 0) return status;
+    if (apply(how, &wanted, &current, &next) != 0) return ss_real_sigmask(how, &wanted, old);
+    int blocks = sigismember(&next, signo) == 1;
+    if (blocks == (sigismember(&current, signo) == 1) || (blocks && !reader)) return ss_real_sigmask(how, &wanted, old);
+    ss_thread_mask_engine_signal(blocks, &next);
+    if (blocks) ss_discard_pending_own_signals(signo);
+    if (old) *old = current;
+    return 0;
+}
+
+int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) { return change_mask(how, set, old); }
+
+int sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+    int status = change_mask(how, set, old);
+    if (status == 0) return 0;
+    errno = status;
+    return -1;
+}
+
+/* The calling thread is about to read the signals of `set` synchronously (NULL: every
+ * pending one, for sigpending). If the engine's signal is among them, threads that block it
+ * are disarmed from now on, and this one now if it blocks it, with the engine's signals
+ * pending on it taken off its queue. */
+static void before_synchronous_read(const sigset_t *set) {
+    int signo = ss_engine_signal();
+    if (signo <= 0 || ss_tls_excluded || !ss_engine_running() || (set && sigismember(set, signo) != 1)) return;
+    int saved_errno = errno;
+    atomic_store(&synchronous_reader, 1);
+    sigset_t current;
+    if (ss_real_sigmask(SIG_BLOCK, NULL, &current) == 0 && sigismember(&current, signo) == 1) {
+        ss_thread_mask_engine_signal(1, &current);
+        ss_discard_pending_own_signals(signo);
+    }
+    errno = saved_errno;
+}
+
+int signalfd(int fd, const sigset_t *mask, int flags) {
+    __typeof__(&signalfd) real = real_function(REAL_SIGNALFD);
+    if (!real) return -1;
+    before_synchronous_read(mask);
+    return real(fd, mask, flags);
+}
+
+int sigwait(const sigset_t *set, int *signo) {
+    __typeof__(&sigwait) real = real_function(REAL_SIGWAIT);
+    if (!real) return ENOSYS;
+    before_synchronous_read(set);
+    return real(set, signo);
+}
+
+int sigwaitinfo(const sigset_t *set, siginfo_t *info) {
+    __typeof__(&sigwaitinfo) real = real_function(REAL_SIGWAITINFO);
+    if (!real) return -1;
+    before_synchronous_read(set);
+    return real(set, info);
+}
+
+int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout) {
+    before_synchronous_read(set);
+    return real_sigtimedwait(set, info, timeout);
+}
+
+int sigpending(sigset_t *set) {
+    before_synchronous_read(NULL);
+    return real_sigpending(set);
+}
