@@ -142,6 +142,16 @@ static void reset_in_forked_child(void) {
     if (length > 0) (void)!write(STDERR_FILENO, line, (size_t)length < sizeof line ? (size_t)length : sizeof line - 1);
 }
 
+static void install_fork_handlers(void) {
+    ss_loader_lock_locate();
+    pthread_atfork(ss_fork_prepare, ss_fork_parent, reset_in_forked_child);
+}
+
+void ss_engine_watch_forks(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_fork_handlers);
+}
+
 /* Threads of this process (field 20 of /proc/self/stat), or 0 if unknown. */
 static long process_thread_count(void) {
     char text[1024];
@@ -170,8 +180,7 @@ int ss_engine_init(const ss_config *config) {
         if (status != SS_OK) return status;
         status = ss_fault_guard_install();
         if (status != SS_OK) return status;
-        ss_loader_lock_locate();
-        pthread_atfork(ss_fork_prepare, ss_fork_parent, reset_in_forked_child);
+        ss_engine_watch_forks();
     }
     /* Alone in the process (the preload's constructor, before main), the engine leaves the
      * unwind tables, and so the timers, to the sampler thread: the program starts without

@@ -207,6 +207,10 @@ void ss_exec_hooks_resolve(void);
 void ss_fork_prepare(void);
 void ss_fork_parent(void);
 int ss_fork_child(pid_t *parent);
+/* engine.c: locates the loader's lock (below) and installs the fork handlers (above, and the
+ * engine's reset in the child), once per process: at the first session, or when the session
+ * hooks are registered before any (a daemon serving on-demand sessions). */
+void ss_engine_watch_forks(void);
 
 /* loader_lock.c: the loader's write lock (dl_iterate_phdr's), which fork does not reset.
  * ss_loader_lock_locate() finds it, once, outside any loader call; in a forked child,

@@ -14,9 +14,13 @@ static _Atomic pid_t owner_pid;
 void ss_set_session_hooks(const ss_session_hooks *hooks) {
     registered = *hooks;
     atomic_store(&owner_pid, getpid());
+    /* A daemon serving on-demand sessions has no session yet: its children are still seen. */
+    ss_engine_watch_forks();
     ss_exec_hooks_resolve();
 }
 
 const ss_session_hooks *ss_session_hooks_of(pid_t process) {
     return atomic_load(&owner_pid) == process ? &registered : NULL;
 }
+
+int ss_session_hooks_registered(void) { return atomic_load(&owner_pid) == getpid(); }

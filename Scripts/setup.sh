@@ -10,8 +10,11 @@ set -euo pipefail
 # libmicrohttpd12 (loaded at run time, only when STACKSAMPLER_LISTEN asks for a listener): the HTTP
 # endpoints, which a test fetches with curl. libcurl4-openssl-dev: the HTTP client's header
 # (libcurl itself is loaded with dlopen only when the daemon pushes or the CLI fetches).
+# nginx, redis-server and apache2-utils (for `ab`): tests run real services that fork (a
+# daemonizing nginx and redis-server, nginx's pre-forked workers under ab's load) under the daemon.
 required=(libunwind-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev gcc rustc
-          chromium python3 fonts-dejavu-core golang-go libmicrohttpd-dev libmicrohttpd12 curl libcurl4-openssl-dev)
+          chromium python3 fonts-dejavu-core golang-go libmicrohttpd-dev libmicrohttpd12 curl libcurl4-openssl-dev
+          nginx redis-server apache2-utils)
 missing=()
 for pkg in "${required[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -325,6 +325,9 @@ typedef struct {
 /** Registers `hooks` for the calling process (a forked child registers its own again). */
 void ss_set_session_hooks(const ss_session_hooks *hooks);
 
+/** Nonzero once the calling process has registered hooks (a forked child has not, until it does). */
+int ss_session_hooks_registered(void);
+
 /** The sampler thread's side of fork quiescing: ss_sampler_arriving() before the thread is
  *  spawned, ss_sampler_park_point() where it holds no lock (after each sleep), and
  *  ss_sampler_leaving() as it ends. A fork waits until the sampler is parked or gone. */

@@ -11,6 +11,15 @@
  * the caller's takes the profile, then answers and resumes it; the loop meanwhile answers every
  * other request at once (404, 405, 429, status). epoll, unlike select, has no FD_SETSIZE limit on
  * the descriptor numbers of a service with thousands of files open.
+ *
+ * Descriptors: the wake pipe, the listening sockets and libmicrohttpd's epoll descriptors are
+ * the program's numbers too (a daemon closes every descriptor and makes new ones). Each is
+ * checked to be the same file as when the server made it (device and inode) before every use;
+ * once one is not, the server has lost them: it never reads, writes, polls or closes any of them
+ * again (nor lets libmicrohttpd, which would close them and abort the process when a close
+ * fails), and its loop returns at once, saying so (no spinning on a closed number). A forked
+ * child closes its inherited copies of a parent's server's descriptors (pthread_atfork), so that
+ * no process holds a listening address it does not answer.
  */
 #define _GNU_SOURCE
 #include "http_server.h"
@@ -26,18 +35,38 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 /** Listeners one server serves at most (TCP, unix:PATH, the default socket: three). */
 #define SS_HTTP_MAX_LISTENERS 8
+/** Descriptors one server checks: the wake pipe's two, a listener and an epoll per listener. */
+#define SS_HTTP_MAX_OWNED (2 + 2 * SS_HTTP_MAX_LISTENERS)
+/** Servers a process has at once (a daemon's one; a few in tests). */
+#define SS_HTTP_MAX_SERVERS 8
 /** The longest wait of the loop without looking at its daemons, in ms. */
 #define SS_HTTP_MAX_WAIT_MS 1000
 /** How long a stopping server keeps serving the 503s it gave deferred requests, in ms. */
 #define SS_HTTP_DRAIN_MS 200
 
+/* A descriptor the server made, and the file it was then. */
+typedef struct {
+    int fd;
+    dev_t device;
+    ino_t inode;
+} owned_fd;
+
 struct ss_http_server {
     const ss_libmicrohttpd *mhd;
+    /* The process that made the server; in any other (a forked child) it is never used. */
+    pid_t owner;
+    /* wake[0], wake[1], then each listener and each daemon's epoll descriptor. */
+    owned_fd owned[SS_HTTP_MAX_OWNED];
+    size_t owned_count;
+    /* Set once a descriptor is found not to be the server's (or in a forked child): from then on
+     * none is used or closed by the server, and ss_http_server_run returns. */
+    atomic_int lost;
     struct MHD_Daemon *daemons[SS_HTTP_MAX_LISTENERS];
     size_t count;
     /* Written by ss_http_server_stop to wake the loop. */
@@ -80,10 +109,78 @@ static void release_server_locked(ss_http_server *server, int *free_it) {
     *free_it = --server->holds == 0;
 }
 
+static _Atomic(ss_http_server *) registry[SS_HTTP_MAX_SERVERS];
+/* Handler calls and deferred answers under way, in every server of the process (see
+ * ss_http_work_under_way). */
+static atomic_int work_under_way;
+
+static int same_file(const owned_fd *owned) {
+    struct stat info;
+    return fstat(owned->fd, &info) == 0 && info.st_dev == owned->device && info.st_ino == owned->inode;
+}
+
+/* Remembers `fd` as the server's, with the file it is now. */
+static void own(ss_http_server *server, int fd) {
+    struct stat info;
+    if (fd < 0 || server->owned_count == SS_HTTP_MAX_OWNED || fstat(fd, &info) != 0) return;
+    server->owned[server->owned_count++] = (owned_fd){fd, info.st_dev, info.st_ino};
+}
+
+/* Whether every descriptor is still the server's; the first time one is not, the server is lost
+ * for good. */
+static int still_owned(ss_http_server *server) {
+    if (atomic_load(&server->lost)) return 0;
+    for (size_t i = 0; i < server->owned_count; i++) {
+        if (same_file(&server->owned[i])) continue;
+        atomic_store(&server->lost, 1);
+        return 0;
+    }
+    return 1;
+}
+
+/* Closes the server's descriptors that are still its own; forgets them all. */
+static void close_owned(ss_http_server *server) {
+    for (size_t i = 0; i < server->owned_count; i++)
+        if (same_file(&server->owned[i])) close(server->owned[i].fd);
+    server->owned_count = 0;
+}
+
+/* In a forked child: a parent's server is never served here, and its descriptors are closed,
+ * so that the child holds no listening address it does not answer. Only close and fstat
+ * (async-signal-safe) and plain stores. */
+static void forget_in_forked_child(void) {
+    pid_t self = getpid();
+    for (size_t i = 0; i < SS_HTTP_MAX_SERVERS; i++) {
+        ss_http_server *server = atomic_load(&registry[i]);
+        if (!server || server->owner == self) continue;
+        atomic_store(&server->lost, 1);
+        close_owned(server);
+        atomic_store(&registry[i], NULL);
+    }
+}
+
+static void install_fork_handler(void) { pthread_atfork(NULL, NULL, forget_in_forked_child); }
+
+static void register_server(ss_http_server *server) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_fork_handler);
+    for (size_t i = 0; i < SS_HTTP_MAX_SERVERS; i++) {
+        ss_http_server *empty = NULL;
+        if (atomic_compare_exchange_strong(&registry[i], &empty, server)) return;
+    }
+}
+
+static void unregister_server(ss_http_server *server) {
+    for (size_t i = 0; i < SS_HTTP_MAX_SERVERS; i++) {
+        ss_http_server *expected = server;
+        if (atomic_compare_exchange_strong(&registry[i], &expected, NULL)) return;
+    }
+}
+
 static void free_server(ss_http_server *server) {
+    unregister_server(server);
     pthread_mutex_destroy(&server->lock);
-    close(server->wake[0]);
-    close(server->wake[1]);
+    if (server->owner == getpid()) close_owned(server);
     free(server);
 }
 
@@ -150,7 +247,9 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
         request->state = REQUEST_NEW;
         request->holds = 1;
         *request_slot = request;
+        atomic_fetch_add(&work_under_way, 1);
         server->handler(server->context, request);
+        atomic_fetch_sub(&work_under_way, 1);
         if (request->state == REQUEST_NEW) {
             static const char text[] = "the server gave no answer\n";
             request->state = REQUEST_ANSWERED;
@@ -223,7 +322,8 @@ void ss_http_request_respond(ss_http_request *request, unsigned status, const ch
         return;
     }
     pthread_mutex_lock(&server->lock);
-    if (request->state == REQUEST_DEFERRED && response) {
+    // A lost server's connections are not touched (libmicrohttpd's resume writes to a descriptor).
+    if (request->state == REQUEST_DEFERRED && response && !atomic_load(&server->lost)) {
         request->ready = response;
         request->ready_status = status;
         request->state = REQUEST_READY;
@@ -241,7 +341,7 @@ void ss_http_request_respond(ss_http_request *request, unsigned status, const ch
 
 int ss_http_request_defer(ss_http_request *request) {
     ss_http_server *server = request->server;
-    if (request->state != REQUEST_NEW || atomic_load(&server->stopping)) return -1;
+    if (request->state != REQUEST_NEW || atomic_load(&server->stopping) || atomic_load(&server->lost)) return -1;
     pthread_mutex_lock(&server->lock);
     server->mhd->MHD_suspend_connection(request->connection);
     request->state = REQUEST_DEFERRED;
@@ -254,6 +354,8 @@ int ss_http_request_defer(ss_http_request *request) {
 }
 
 static void wake_loop(ss_http_server *server) {
+    // Checked first: once the program has the number, the byte would go into its file.
+    if (!still_owned(server)) return;
     char byte = 1;
     while (write(server->wake[1], &byte, 1) < 0 && errno == EINTR) {}
 }
@@ -282,6 +384,9 @@ ss_http_server *ss_http_server_create(const int *fds, size_t count, ss_http_limi
         goto fail;
     }
     pthread_mutex_init(&server->lock, NULL);
+    server->owner = getpid();
+    own(server, server->wake[0]);
+    own(server, server->wake[1]);
     server->mhd = mhd;
     server->handler = handler;
     server->context = context;
@@ -303,7 +408,11 @@ ss_http_server *ss_http_server_create(const int *fds, size_t count, ss_http_limi
             goto fail_started;
         }
         server->daemons[server->count++] = daemon;
+        const union MHD_DaemonInfo *info = mhd->MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_EPOLL_FD);
+        own(server, fds[i]);
+        own(server, info ? info->epoll_fd : -1);
     }
+    register_server(server);
     return server;
 fail:
     for (size_t i = 0; i < count; i++) close(fds[i]);
@@ -322,9 +431,12 @@ static uint64_t now_ms(void) {
     return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
 }
 
-/* Waits for activity (at most `limit_ms`) and lets every daemon work. */
+/* Waits for activity (at most `limit_ms`) and lets every daemon work, if its descriptors are
+ * still its own before the wait and again after it (the program may close and reuse a number
+ * meanwhile: a wait on a closed one returns at once, or sees the pipe's writer gone). */
 static void serve_once(ss_http_server *server, int limit_ms) {
     const ss_libmicrohttpd *mhd = server->mhd;
+    if (!still_owned(server)) return;
     struct pollfd fds[SS_HTTP_MAX_LISTENERS + 1];
     int wait_ms = limit_ms;
     for (size_t i = 0; i < server->count; i++) {
@@ -336,6 +448,7 @@ static void serve_once(ss_http_server *server, int limit_ms) {
     }
     fds[server->count] = (struct pollfd){.fd = server->wake[0], .events = POLLIN};
     if (poll(fds, server->count + 1, wait_ms) < 0 && errno != EINTR) usleep(1000);
+    if (!still_owned(server)) return;
     if (fds[server->count].revents & POLLIN) {
         char bytes[64];
         while (read(server->wake[0], bytes, sizeof bytes) > 0) {}
@@ -343,8 +456,16 @@ static void serve_once(ss_http_server *server, int limit_ms) {
     for (size_t i = 0; i < server->count; i++) mhd->MHD_run(server->daemons[i]);
 }
 
-void ss_http_server_run(ss_http_server *server) {
-    while (!atomic_load(&server->stopping)) serve_once(server, SS_HTTP_MAX_WAIT_MS);
+/* A lost server's daemons are left as they are (stopping them would close numbers that are the
+ * program's now, and libmicrohttpd aborts the process when such a close fails). */
+static int abandon(ss_http_server *server) {
+    server->count = 0;
+    return 1;
+}
+
+int ss_http_server_run(ss_http_server *server) {
+    while (!atomic_load(&server->stopping) && !atomic_load(&server->lost)) serve_once(server, SS_HTTP_MAX_WAIT_MS);
+    if (!still_owned(server)) return abandon(server);
     // Deferred requests get a 503 now (their callers' later answers are dropped), and a moment
     // to be sent, so that no connection is suspended when the daemons stop.
     static const char text[] = "the profiling server is stopping\n";
@@ -364,10 +485,14 @@ void ss_http_server_run(ss_http_server *server) {
     pthread_mutex_unlock(&server->lock);
     if (drained) {
         uint64_t deadline = now_ms() + SS_HTTP_DRAIN_MS;
-        for (uint64_t now = now_ms(); now < deadline; now = now_ms()) serve_once(server, (int)(deadline - now));
+        for (uint64_t now = now_ms(); now < deadline && !atomic_load(&server->lost); now = now_ms())
+            serve_once(server, (int)(deadline - now));
     }
+    if (!still_owned(server)) return abandon(server);
     for (size_t i = 0; i < server->count; i++) server->mhd->MHD_stop_daemon(server->daemons[i]);
     server->count = 0;
+    server->owned_count = 2; /* the listeners and epolls are closed: only the wake pipe is left */
+    return 0;
 }
 
 void ss_http_server_stop(ss_http_server *server) {
@@ -384,3 +509,11 @@ void ss_http_server_release(ss_http_server *server) {
 }
 
 int ss_http_secure_execution(void) { return getauxval(AT_SECURE) != 0; }
+
+int ss_http_server_lost(ss_http_server *server) { return atomic_load(&server->lost); }
+
+void ss_http_work_begin(void) { atomic_fetch_add(&work_under_way, 1); }
+
+void ss_http_work_end(void) { atomic_fetch_sub(&work_under_way, 1); }
+
+int ss_http_work_under_way(void) { return atomic_load(&work_under_way); }

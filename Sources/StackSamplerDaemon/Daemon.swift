@@ -15,14 +15,18 @@ package final class Daemon: Sendable {
     /// The pusher's counters when the window before was handed to it.
     private let pushedBefore = Mutex(PushCounters())
     private let server = Mutex<ProfileServer?>(nil)
+    /// In a forked child: the listen addresses, taken once the parent that holds them is gone.
+    private let handOver = Mutex<ListenHandOver?>(nil)
 
     /// Starts the daemon: with a window length, a continuous session with `configuration` whose
     /// windows go to `outputs` (pid already in the paths; `%t` rotates) and to `pusher`; and the
     /// endpoints (the default socket, and `settings.listen`), whose on-demand sessions take
     /// `configuration`'s settings. A listener that cannot be opened is said on stderr and left
-    /// out: the rest runs. Throws if the session cannot start.
+    /// out: the rest runs. In a forked child, `parent` is the process that forked it: the listen
+    /// addresses are the parent's while it lives (`ListenHandOver`), the child serves its default
+    /// socket meanwhile. Throws if the session cannot start.
     package init(settings: DaemonSettings, configuration: ProfilerConfiguration, outputs: [OutputTarget], summaryPath: String?,
-                 options: ExportOptions, pusher: PyroscopePusher?) throws(ProfilerError) {
+                 options: ExportOptions, pusher: PyroscopePusher?, parent: pid_t? = nil) throws(ProfilerError) {
         self.settings = settings
         self.pusher = pusher
         files = outputs.isEmpty && summaryPath == nil ? nil
@@ -36,7 +40,15 @@ package final class Daemon: Sendable {
         do {
             let listen = try settings.listen.map { text throws(ListenAddressError) in try ListenAddress.parseList(text) } ?? []
             let provider = SessionProfiles(onDemand: configuration) { [self] json in statusFields(&json) }
-            let started = try ProfileServer(listen: listen, provider: provider, maxSeconds: settings.maxRequestSeconds)
+            let maxSeconds = settings.maxRequestSeconds
+            let explicit = listen.filter { $0 != .defaultSocket }
+            if let parent, !explicit.isEmpty {
+                let later = ListenHandOver(parent: parent) { () throws(ProfileServerError) in
+                    try ProfileServer(listen: explicit, defaultSocket: false, provider: provider, maxSeconds: maxSeconds)
+                }
+                handOver.withLock { $0 = later }
+            }
+            let started = try ProfileServer(listen: parent == nil ? listen : [], provider: provider, maxSeconds: maxSeconds)
             server.withLock { $0 = started }
         } catch {
             StandardError.report("\(error); the profile endpoints are not served")
@@ -46,6 +58,7 @@ package final class Daemon: Sendable {
     /// Stops serving, ends the continuous session (if this daemon runs one) and hands out its
     /// last, partial window; then gives the pusher `pushDeadline` to send what waits.
     package func stop(pushDeadline: Duration = .seconds(2)) {
+        handOver.withLock { $0 }?.stop()
         server.withLock { $0 }?.stop()
         if settings.window != nil, let profile = try? Profiler.stop(), files != nil || pusher != nil { handle(profile) }
         guard let pusher else { return }
@@ -90,7 +103,7 @@ package final class Daemon: Sendable {
         json.integer(windowsHandled.load(ordering: .relaxed))
         json.key("listening")
         json.beginArray()
-        for address in server.withLock({ $0?.addresses ?? [] }) { json.string(address) }
+        for address in server.withLock({ $0?.addresses ?? [] }) + (handOver.withLock { $0 }?.addresses ?? []) { json.string(address) }
         json.endArray()
         guard let pusher else { return }
         let counters = pusher.counters

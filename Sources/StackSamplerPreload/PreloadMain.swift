@@ -24,6 +24,9 @@ private struct PreloadSession: Sendable {
 }
 
 private let preloadSession = Mutex<PreloadSession?>(nil)
+/// In a forked child: the sessions of the processes before it, whose daemon objects (threads,
+/// descriptors) were theirs and are never stopped or released here.
+private let inheritedSessions = Mutex<[PreloadSession]>([])
 
 /// Called by the preload library's constructor before `main` when `STACKSAMPLER_OUTPUT` or a
 /// daemon setting is given and this process owns them: starts sampling and the daemon as asked,
@@ -41,12 +44,13 @@ public func stacksamplerPreloadMain() {
     guard let session = start(settings) else { return }
     preloadSession.withLock { $0 = session }
     atexit(writeProfileAtExit)
-    registerSessionHooks(perProcess: !settings.daemon.isActive)
+    registerSessionHooks(for: settings)
 }
 
 /// Starts what `settings` ask for: the daemon (continuous windows, endpoints) and/or a session
-/// whose profile is written at exit. Nil, said on stderr, if it cannot start.
-private func start(_ settings: PreloadSettings) -> PreloadSession? {
+/// whose profile is written at exit. Nil, said on stderr, if it cannot start. In a forked child,
+/// `parent` is the process that forked it (see `Daemon`).
+private func start(_ settings: PreloadSettings, parent: pid_t? = nil) -> PreloadSession? {
     guard settings.daemon.isActive else {
         do {
             try Profiler.start(settings.configuration)
@@ -63,7 +67,7 @@ private func start(_ settings: PreloadSettings) -> PreloadSession? {
         if !settings.isContinuous, !settings.outputPatterns.isEmpty { try Profiler.start(settings.configuration) }
         daemon = try Daemon(settings: settings.daemon, configuration: settings.configuration,
                             outputs: settings.isContinuous ? settings.outputs : [], summaryPath: settings.isContinuous ? settings.summaryPath : nil,
-                            options: settings.options, pusher: pusher)
+                            options: settings.options, pusher: pusher, parent: parent)
     } catch {
         report("\(error); this run is not profiled")
         _ = try? Profiler.stop()
@@ -73,10 +77,12 @@ private func start(_ settings: PreloadSettings) -> PreloadSession? {
 }
 
 /// What the engine calls around exec and fork (see `ss_session_hooks`), for this process.
-/// Without `%p` a forked child stays idle, so the engine runs no Swift code in it at all.
-private func registerSessionHooks(perProcess: Bool) {
+/// Without `%p` and without a daemon setting a forked child stays idle, so the engine runs no
+/// Swift code in it at all.
+private func registerSessionHooks(for settings: PreloadSettings) {
+    let forkedChildren = settings.isPerProcess || settings.daemon.isActive
     var hooks = ss_session_hooks(stop_for_exec: stopForExec, resume_after_failed_exec: resumeAfterFailedExec,
-                                 start_in_forked_child: perProcess ? startInForkedChild : nil)
+                                 start_in_forked_child: forkedChildren ? startInForkedChild : nil)
     ss_set_session_hooks(&hooks)
 }
 
@@ -101,25 +107,48 @@ private func resumeAfterFailedExec() {
     if session.settings.daemon.isActive {
         guard let resumed = start(session.settings) else { return }
         preloadSession.withLock { $0 = resumed }
-        registerSessionHooks(perProcess: false)
+        registerSessionHooks(for: session.settings)
         return
     }
     do {
         try Profiler.start(session.settings.configuration)
-        registerSessionHooks(perProcess: session.settings.isPerProcess && !session.settings.daemon.isActive)
+        registerSessionHooks(for: session.settings)
     } catch {
         report("\(error); process \(getpid()) is not profiled after its failed exec")
     }
 }
 
 /// A child made by fork() inherits no sampler thread and no timers. With `%p` in the path
-/// it profiles itself into its own file: the engine calls this then, once the parent's
-/// sampler thread is known to have held no lock at the fork and the loader's write lock to be
-/// free (else the child says why it is not profiled). Without `%p` it is not called and the
-/// child stays idle (the exit handler sees that it is not the owner).
+/// it profiles itself into its own file; with a daemon setting it runs a daemon of its own
+/// (its default socket; the listen addresses once its parent is gone, see `ListenHandOver`;
+/// files only with `%p`, the parent's are the parent's). The engine calls this once the
+/// parent's sampler thread is known to have held no lock at the fork and the loader's write
+/// lock to be free (else the child says why it is not profiled). Without either it is not
+/// called and the child stays idle (the exit handler sees that it is not the owner).
 private func startInForkedChild() {
     // Read again, so that every %p path (stream, invocations, stalls) names this process.
-    guard let settings = try? PreloadSettings.fromEnvironment(), settings.isPerProcess else { return }
+    guard var settings = try? PreloadSettings.fromEnvironment() else { return }
+    if settings.daemon.isActive {
+        let parent = getppid()
+        guard !ProfileServer.wasBusyAtFork else {
+            report("forked process \(getpid()): the parent's profiling server was answering a request at the fork (a lock it held may stay held here); this process is not profiled and runs no daemon")
+            return
+        }
+        if !settings.isPerProcess {
+            settings.outputPatterns = []
+            settings.summaryPattern = nil
+        }
+        // The parent's session (and daemon) is the parent's: kept as it is, never stopped here.
+        preloadSession.withLock { current in
+            if let inherited = current { inheritedSessions.withLock { $0.append(inherited) } }
+            current = nil
+        }
+        guard let session = start(settings, parent: parent) else { return }
+        preloadSession.withLock { $0 = session }
+        registerSessionHooks(for: settings)
+        return
+    }
+    guard settings.isPerProcess else { return }
     do {
         try Profiler.start(settings.configuration)
     } catch {
@@ -127,7 +156,7 @@ private func startInForkedChild() {
         return
     }
     preloadSession.withLock { $0 = PreloadSession(settings: settings) }
-    registerSessionHooks(perProcess: true)
+    registerSessionHooks(for: settings)
 }
 
 private func writeProfileAtExit() {

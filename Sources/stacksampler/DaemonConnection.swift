@@ -22,30 +22,50 @@ struct DaemonConnection {
     /// How to start a process so that this command can reach it.
     static let howToStart = "start it with the preload library and a listen address, e.g. LD_PRELOAD=/path/to/libStackSamplerPreload.so STACKSAMPLER_LISTEN=unix PROGRAM"
 
-    /// The daemon of process `pid`; an error says why it cannot be reached (no such process,
-    /// permission denied, not started with the preload library, no socket).
+    /// The daemon of process `pid`; an error says why it cannot be reached, and tells apart a
+    /// process without the preload library (not in its memory map: its environment may have been
+    /// rewritten, as nginx's process titles do) from one that has it but runs no daemon, and a
+    /// listen address served by another process (a forked child's parent holds it) from its own.
+    /// The process's own default socket comes first.
     static func find(pid: Int32) throws -> DaemonConnection {
         let directory = "/proc/\(pid)"
         var status = stat()
         guard pid > 0, stat(directory, &status) == 0 else { throw Failure(description: "no process \(pid)") }
-        let environment: [String: String]
-        do {
-            environment = try readEnvironment(of: pid)
-        } catch let error as CocoaError where error.code == .fileReadNoPermission {
-            throw Failure(description: "permission denied reading /proc/\(pid)/environ: process \(pid) belongs to another user (uid \(status.st_uid)); run as that user or as root")
-        } catch {
-            throw Failure(description: "cannot read /proc/\(pid)/environ (has process \(pid) exited?): \(error.localizedDescription)")
+        // Read to its end (Foundation's whole-file reads trust the size /proc reports: 0).
+        let mapsDescriptor = open(directory + "/maps", O_RDONLY | O_CLOEXEC)
+        guard mapsDescriptor >= 0 else {
+            if errno == EACCES {
+                throw Failure(description: "permission denied reading /proc/\(pid)/maps: process \(pid) belongs to another user (uid \(status.st_uid)); run as that user or as root")
+            }
+            throw Failure(description: "cannot read /proc/\(pid)/maps (has process \(pid) exited?): \(String(cString: strerror(errno)))")
         }
-        let preload = environment["LD_PRELOAD"] ?? ""
-        if let listen = environment[SessionSettings.listen.variable], listen != "unix" {
-            if listen.hasPrefix("unix:") { return try reachable(pid: pid, socket: String(listen.dropFirst(5))) }
-            return DaemonConnection(pid: pid, baseURL: "http://\(connectableHost(listen))", unixSocketPath: nil)
+        let maps = String(decoding: FileHandle(fileDescriptor: mapsDescriptor, closeOnDealloc: true).readDataToEndOfFile(), as: UTF8.self)
+        guard maps.contains("/libStackSamplerPreload.so") else {
+            throw Failure(description: "process \(pid) was not started with the StackSampler preload library (libStackSamplerPreload.so is not in /proc/\(pid)/maps); \(howToStart)")
         }
         let socket = ServiceSocket.defaultPath(pid: pid, uid: status.st_uid)
-        if !preload.contains("StackSampler"), access(socket, F_OK) != 0 {
-            throw Failure(description: "process \(pid) was not started with the StackSampler preload library (no LD_PRELOAD of it, no \(socket)); \(howToStart)")
+        if access(socket, F_OK) == 0 { return try reachable(pid: pid, socket: socket) }
+        let environment = (try? readEnvironment(of: pid)) ?? [:]
+        if let listen = environment[SessionSettings.listen.variable], listen != "unix" {
+            let connection = listen.hasPrefix("unix:") ? try reachable(pid: pid, socket: String(listen.dropFirst(5)))
+                : DaemonConnection(pid: pid, baseURL: "http://\(connectableHost(listen))", unixSocketPath: nil)
+            try connection.checkServedByTheProcess(listen: listen, socket: socket)
+            return connection
         }
-        return try reachable(pid: pid, socket: socket)
+        throw Failure(description: "process \(pid) has the StackSampler preload library loaded but no daemon socket at \(socket): it runs no daemon (it was started without STACKSAMPLER_LISTEN or another daemon setting, or its daemon could not start: see its standard error)")
+    }
+
+    /// Throws unless the daemon at the listen address is process `pid`'s (its status names its pid).
+    private func checkServedByTheProcess(listen: String, socket: String) throws {
+        let body: [UInt8]
+        do {
+            body = try get("/debug/stacksampler/status", seconds: 0)
+        } catch let failure as Failure {
+            throw Failure(description: "process \(pid) has no daemon socket at \(socket), and its listen address \(listen) does not answer as its daemon: \(failure.description)")
+        }
+        let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
+        guard let server = (object?["pid"] as? NSNumber)?.int32Value, server != pid else { return }
+        throw Failure(description: "the listen address \(listen) is served by process \(server), not by process \(pid) (a forked process's parent keeps it while it lives); process \(pid) has no daemon socket at \(socket) (see its standard error)")
     }
 
     /// A connection by `socket`, after checking that it is there and may be opened.
@@ -88,8 +108,10 @@ struct DaemonConnection {
         case .failure(.libraryUnavailable(let reason)):
             throw Failure(description: reason)
         case .failure(.transferFailed(_, let reason)):
-            let place = unixSocketPath ?? baseURL
-            throw Failure(description: "cannot reach process \(pid)'s daemon at \(place): \(reason)")
+            if let socket = unixSocketPath {
+                throw Failure(description: "process \(pid)'s daemon socket \(socket) does not answer (\(reason)): its daemon stopped, or the program closed the daemon's descriptors (see its standard error)")
+            }
+            throw Failure(description: "cannot reach process \(pid)'s daemon at \(baseURL): \(reason)")
         case .success(let response) where response.status == 200:
             return response.body
         case .success(let response):
@@ -112,6 +134,11 @@ struct DaemonConnection {
 
     /// The path and query of a profile of the next `seconds`.
     static func profilePath(seconds: Int, mode: SamplingMode, format: OutputFormat) -> String {
-        "/debug/stacksampler/profile?seconds=\(seconds)&mode=\(mode.rawValue)&format=\(format.rawValue)"
+        profilePath(seconds: seconds, mode: mode, formats: [format])
+    }
+
+    /// The path and query of a profile of the next `seconds` in each of `formats` (several: a `ProfileBundle`).
+    static func profilePath(seconds: Int, mode: SamplingMode, formats: [OutputFormat]) -> String {
+        "/debug/stacksampler/profile?seconds=\(seconds)&mode=\(mode.rawValue)&format=\(formats.map(\.rawValue).joined(separator: ","))"
     }
 }

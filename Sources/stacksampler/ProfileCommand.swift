@@ -38,17 +38,19 @@ struct ProfileCommand: ParsableCommand {
         let targets = output.targets(fallback: ["stacksampler.folded"])
         do {
             let connection = try DaemonConnection.find(pid: pid)
-            let formats = Set(targets.map(\.format))
-            if formats.count == 1, let format = formats.first {
-                // One format: written exactly as the daemon renders it.
-                let bytes = try connection.get(DaemonConnection.profilePath(seconds: seconds, mode: mode, format: format), seconds: seconds)
-                for target in targets { try write(bytes, to: target) }
-            } else {
-                // Several: one span, fetched as collapsed stacks and rendered here in each format.
-                let bytes = try connection.get(DaemonConnection.profilePath(seconds: seconds, mode: mode, format: .folded), seconds: seconds)
-                let profile = try Profile(collapsedStacks: String(decoding: bytes, as: UTF8.self), command: "process \(pid)")
-                let options = ExportOptions(perThreadRoots: !profile.threads.isEmpty, icicle: output.icicle)
-                for target in targets { try write(profile.rendered(as: target.format, options: options), to: target) }
+            // Each file exactly as the daemon renders its format; several formats: one span, in one bundle.
+            var formats: [OutputFormat] = []
+            for target in targets where !formats.contains(target.format) { formats.append(target.format) }
+            let bytes = try connection.get(DaemonConnection.profilePath(seconds: seconds, mode: mode, formats: formats), seconds: seconds)
+            let parts = formats.count == 1 ? [formats[0]: bytes] : ProfileBundle.decode(bytes)
+            guard let parts else {
+                throw DaemonConnection.Failure(description: "process \(pid)'s daemon did not answer with one profile in each format (an older StackSampler?); ask for one format at a time")
+            }
+            for target in targets {
+                guard let part = parts[target.format] else {
+                    throw DaemonConnection.Failure(description: "process \(pid)'s daemon sent no \(target.format.rawValue) profile")
+                }
+                try write(part, to: target)
             }
         } catch let failure as DaemonConnection.Failure {
             printError(failure.description)

@@ -109,6 +109,12 @@ enum TestProgram: String, CaseIterable, Sendable {
     case asyncStagesSelf = "async_stages_self"
     /// A service: spins in `serve_hot` until file STOP exists or SECONDS pass, then exits 3: STOP SECONDS PIDFILE.
     case service
+    /// Closes descriptors 3-1023, passes 300 messages through 8 pipes of its own, then measures its
+    /// CPU time over a 2 s sleep: `received N of 300`, `cpu during sleep S`.
+    case daemonPipes = "daemon_pipes"
+    /// Forks a child every 100 ms, each saying whether its own daemon socket exists, until file
+    /// AFTER exists; then three more (`after N daemon yes|no`) and exits 0: AFTER.
+    case forkRounds = "fork_rounds"
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -130,9 +136,10 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .matrix, .swiftSignals: ["swiftc", "-O"]
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
-        case .threads, .deep, .sleepers, .churn, .stall, .execer, .forkLoader, .keyHoarder, .signalRaces, .windowService: ["gcc", "-O2", "-pthread"]
+        case .threads, .deep, .sleepers, .churn, .stall, .execer, .forkLoader, .keyHoarder, .signalRaces, .windowService, .daemonPipes:
+            ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
-             .perfFds, .denyPerfEvents, .pageFaults, .service: ["gcc", "-O2"]
+             .perfFds, .denyPerfEvents, .pageFaults, .service, .forkRounds: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .inlined: ["gcc", "-O2", "-g"]

@@ -45,8 +45,13 @@ ss_http_server *_Nullable ss_http_server_create(const int *_Nonnull fds, size_t 
                                                 char *_Nonnull error, size_t error_capacity);
 
 /** Serves requests until ss_http_server_stop; then answers deferred requests still open with 503,
- *  stops the daemons (closing the listening sockets) and returns. */
-void ss_http_server_run(ss_http_server *_Nonnull server);
+ *  stops the daemons (closing the listening sockets) and returns 0. Returns 1 at once if the
+ *  server loses its descriptors (the program closed or reused the wake pipe's, a listener's or an
+ *  epoll's number): it never touches them again, nor serves. */
+int ss_http_server_run(ss_http_server *_Nonnull server);
+
+/** Nonzero once the server has lost its descriptors (see ss_http_server_run). Any thread. */
+int ss_http_server_lost(ss_http_server *_Nonnull server);
 
 /** Makes ss_http_server_run return soon. Any thread; once. */
 void ss_http_server_stop(ss_http_server *_Nonnull server);
@@ -77,6 +82,16 @@ void ss_http_request_respond(ss_http_request *_Nonnull request, unsigned status,
  *  ss_http_request_respond from any thread; the loop serves other requests meanwhile.
  *  Returns 0, or -1 if it cannot be suspended (then answer it at once). */
 int ss_http_request_defer(ss_http_request *_Nonnull request);
+
+/** Marks work of the caller's for a deferred request (taking and rendering a profile) as under
+ *  way, until ss_http_work_end. */
+void ss_http_work_begin(void);
+void ss_http_work_end(void);
+
+/** Handler calls and deferred work under way in this process. In a forked child it is what was
+ *  under way at the fork: nonzero means a thread that does not exist here was running the
+ *  server's code (Swift's runtime, malloc'd state) and may have held a lock that stays held. */
+int ss_http_work_under_way(void);
 
 /** Nonzero in secure-execution mode (getauxval(AT_SECURE): setuid, setgid, file capabilities),
  *  where the environment that asks for a listener belongs to a less privileged user. */

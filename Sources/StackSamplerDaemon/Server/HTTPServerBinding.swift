@@ -93,10 +93,13 @@ final class HTTPServerBinding: @unchecked Sendable {
         self.context = context
     }
 
-    /// Starts the loop on an unsampled thread.
-    func start() throws(ProfileServerError) {
+    /// Starts the loop on an unsampled thread. If the program takes the server's descriptors
+    /// (closes or reuses their numbers), the loop ends at once and `onLost` is called on its thread.
+    func start(onLost: @escaping @Sendable () -> Void) throws(ProfileServerError) {
         do {
-            thread = try ProfilerThreads.spawn { [self] in ss_http_server_run(server) }
+            thread = try ProfilerThreads.spawn { [self] in
+                if ss_http_server_run(server) != 0 { onLost() }
+            }
         } catch {
             throw ProfileServerError("\(error)")
         }

@@ -115,16 +115,21 @@ struct ListeningSocket {
         guard info.st_uid == uid else {
             throw ProfileServerError("\(path) is a socket of uid \(info.st_uid), not this process's uid \(uid); not replacing it")
         }
+        guard isListened(path) else { return }
+        throw ProfileServerError("\(path) is in use by a running process; not replacing it")
+    }
+
+    /// Whether something may listen on the unix socket file `path` (true unless a connection is refused).
+    static func isListened(_ path: String) -> Bool {
         var socketAddress = sockaddr_un()
         socketAddress.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &socketAddress.sun_path) { $0.copyBytes(from: path.utf8.prefix($0.count - 1)) }
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard probe >= 0 else { throw .system("cannot make a socket", errno) }
+        guard probe >= 0 else { return true }
         defer { close(probe) }
         let connected = withUnsafePointer(to: &socketAddress) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        if connected != 0 && errno == ECONNREFUSED { return }
-        throw ProfileServerError("\(path) is in use by a running process; not replacing it")
+        return !(connected != 0 && errno == ECONNREFUSED)
     }
 }

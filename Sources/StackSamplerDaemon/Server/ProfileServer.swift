@@ -18,13 +18,13 @@ public final class ProfileServer: Sendable {
     private let ownerPID: pid_t
     private let stopped = Atomic<Bool>(false)
 
-    /// Listens on `listen` and on the default per-process socket, and serves `provider`'s profiles
-    /// of at most `maxSeconds`. Throws, saying why, in secure-execution mode (setuid and the like:
-    /// the environment that asked for a listener belongs to a less privileged user) or if a listener
-    /// asked for cannot be opened. A default socket that cannot be opened (its directory not a
-    /// private one of this user) is left out with one line on standard error; it throws only when
-    /// it is the only listener.
-    public init(listen: [ListenAddress], provider: any ProfileProvider, maxSeconds: Int,
+    /// Listens on `listen` and (unless `defaultSocket` is false) on the default per-process socket,
+    /// and serves `provider`'s profiles of at most `maxSeconds`. Throws, saying why, in
+    /// secure-execution mode (setuid and the like: the environment that asked for a listener belongs
+    /// to a less privileged user) or if a listener asked for cannot be opened. A default socket that
+    /// cannot be opened (its directory not a private one of this user) is left out with one line on
+    /// standard error; it throws only when it is the only listener.
+    public init(listen: [ListenAddress], defaultSocket: Bool = true, provider: any ProfileProvider, maxSeconds: Int,
                 limits: HTTPServerLimits = HTTPServerLimits()) throws(ProfileServerError) {
         guard ss_http_secure_execution() == 0 else {
             throw ProfileServerError("secure-execution mode (setuid, setgid or file capabilities): not listening, since the environment that asks for it belongs to a less privileged user")
@@ -37,13 +37,17 @@ public final class ProfileServer: Sendable {
             for address in listen where address != .defaultSocket && address != .unix(path: defaultPath) {
                 opened.append(try ListeningSocket.open(address, defaultPath: defaultPath, uid: uid))
             }
-            do throws(ProfileServerError) {
-                try SocketDirectory.prepare(ServiceSocket.directory(uid: uid), uid: uid)
-                opened.append(try ListeningSocket.open(.defaultSocket, defaultPath: defaultPath, uid: uid))
-            } catch {
-                guard !opened.isEmpty else { throw error }
-                StandardError.report(error.description)
+            if defaultSocket {
+                do throws(ProfileServerError) {
+                    try SocketDirectory.prepare(ServiceSocket.directory(uid: uid), uid: uid)
+                    SocketDirectory.removeStale(ServiceSocket.directory(uid: uid), uid: uid)
+                    opened.append(try ListeningSocket.open(.defaultSocket, defaultPath: defaultPath, uid: uid))
+                } catch {
+                    guard !opened.isEmpty else { throw error }
+                    StandardError.report(error.description)
+                }
             }
+            guard !opened.isEmpty else { throw ProfileServerError("no address to listen on") }
         } catch {
             for socket in opened {
                 close(socket.descriptor)
@@ -52,10 +56,13 @@ public final class ProfileServer: Sendable {
             throw error
         }
         let core = ServerCore(provider: provider, maxSeconds: maxSeconds)
+        let served = opened.map { $0.address == .defaultSocket ? "unix:\(defaultPath)" : $0.address.description }
         let binding: HTTPServerBinding
         do throws(ProfileServerError) {
             binding = try HTTPServerBinding(descriptors: opened.map(\.descriptor), limits: limits) { core.handle($0) }
-            try binding.start()
+            try binding.start {
+                StandardError.report("the program closed or reused the descriptors of the profiling server (listening on \(served.joined(separator: ", "))); the profile endpoints are no longer served")
+            }
         } catch {
             opened.forEach { $0.removeFile() }
             throw error
@@ -63,7 +70,7 @@ public final class ProfileServer: Sendable {
         self.core = core
         self.binding = binding
         sockets = opened
-        addresses = opened.map { $0.address == .defaultSocket ? "unix:\(defaultPath)" : $0.address.description }
+        addresses = served
         ownerPID = getpid()
     }
 
@@ -78,6 +85,11 @@ public final class ProfileServer: Sendable {
     deinit {
         stop()
     }
+
+    /// In a forked child: whether a thread of the parent's was running the server's code at the
+    /// fork (a request being handled or a profile being taken), so that a lock it held may be held
+    /// in the child for ever; a daemon started there could wait on it.
+    public static var wasBusyAtFork: Bool { ss_http_work_under_way() != 0 }
 }
 
 /// What the loop's thread does with each request: routes it, answers at once, or takes the
@@ -122,6 +134,7 @@ private final class ServerCore: Sendable {
             return
         }
         let work = Work { [self] in
+            defer { ss_http_work_end() }
             let response: HTTPResponse = switch provider.profile(seconds: query.seconds, mode: query.mode) {
             case .success(let profile): Routes.response(for: profile, query)
             case .failure(let error): Routes.response(for: error)
@@ -133,9 +146,12 @@ private final class ServerCore: Sendable {
             // request leaves the service's resident size where it was.
             ss_release_free_memory()
         }
+        // Under way from now (still in the handler's call) until the worker has answered.
+        ss_http_work_begin()
         do {
             pthread_detach(try ProfilerThreads.spawn { work.body() })
         } catch {
+            ss_http_work_end()
             profiling.withLock { $0 = nil }
             request.respond(.error(503, "\(error)"))
         }

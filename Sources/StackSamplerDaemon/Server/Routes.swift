@@ -8,6 +8,8 @@ public struct ProfileQuery: Sendable, Equatable {
     public var format: OutputFormat
     /// The file name offered for a download (pprof), if any.
     public var attachmentName: String?
+    /// Further formats of the same profile (`format=pprof,folded`): the answer is a `ProfileBundle`.
+    public var moreFormats: [OutputFormat] = []
 }
 
 /// What the server does with a request.
@@ -27,7 +29,8 @@ public enum Route: Sendable, Equatable {
 /// - `/debug/pprof/profile?seconds=N`: as Go's net/http/pprof: N seconds of CPU samples,
 ///   gzip-compressed profile.proto, `application/octet-stream`, `attachment; filename="profile"`.
 /// - `/debug/stacksampler/wall?seconds=N`: the same in wall mode.
-/// - `/debug/stacksampler/profile?seconds=N&mode=cpu|wall&format=pprof|folded|svg|speedscope`.
+/// - `/debug/stacksampler/profile?seconds=N&mode=cpu|wall&format=pprof|folded|svg|speedscope`; several
+///   formats separated by commas (`format=pprof,folded`) answer one profile in each, as a `ProfileBundle`.
 /// - `/debug/stacksampler/flamegraph.svg?seconds=N&mode=…` and `/debug/stacksampler/folded?…`.
 /// - `/debug/stacksampler/status`: the provider's JSON.
 /// - `/debug/pprof/` (and `/debug/stacksampler/`): an index of these.
@@ -71,6 +74,10 @@ public enum Routes {
 
     /// The answer carrying `profile` rendered as `query` asks.
     public static func response(for profile: Profile, _ query: ProfileQuery) -> HTTPResponse {
+        if !query.moreFormats.isEmpty {
+            return HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", ProfileBundle.contentType), HTTPHeader("X-Content-Type-Options", "nosniff")],
+                                body: ProfileBundle.encode(profile, formats: [query.format] + query.moreFormats))
+        }
         var headers = [HTTPHeader("Content-Type", contentType(of: query.format)), HTTPHeader("X-Content-Type-Options", "nosniff")]
         if query.format == .pprof, let name = query.attachmentName {
             headers.append(HTTPHeader("Content-Disposition", "attachment; filename=\"\(name)\""))
@@ -114,9 +121,11 @@ public enum Routes {
             let seconds = try query.integer("seconds", in: 1...maxSeconds, default: min(defaultSeconds, maxSeconds))
             var mode = fixedMode ?? .cpu
             if fixedMode == nil { mode = try query.choice("mode", SamplingMode.allCases, default: .cpu) }
-            var format = fixedFormat ?? .pprof
-            if fixedFormat == nil { format = try query.choice("format", OutputFormat.allCases, default: .pprof) }
-            return .profile(ProfileQuery(seconds: seconds, mode: mode, format: format, attachmentName: format == .pprof ? attachment : nil))
+            var formats = [fixedFormat ?? .pprof]
+            if fixedFormat == nil { formats = try query.choices("format", OutputFormat.allCases, default: .pprof) }
+            let format = formats[0]
+            return .profile(ProfileQuery(seconds: seconds, mode: mode, format: format, attachmentName: format == .pprof ? attachment : nil,
+                                         moreFormats: Array(formats.dropFirst())))
         } catch {
             return .respond(error)
         }
@@ -192,6 +201,19 @@ public enum Routes {
                 throw .error(400, "bad \(name): \(number) \(accepted) (the server's bound, STACKSAMPLER_MAX_REQUEST_SECONDS, is \(range.upperBound))")
             }
             return number
+        }
+
+        /// One or more of `values`, separated by commas, each once.
+        func choices<Value: RawRepresentable<String> & Equatable>(_ name: String, _ values: [Value], default fallback: Value) throws(HTTPResponse) -> [Value] {
+            guard let text = try value(name) else { return [fallback] }
+            var chosen: [Value] = []
+            for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let value = values.first(where: { $0.rawValue == item }), !chosen.contains(value) else {
+                    throw .error(400, "bad \(name): \(Routes.printable(text)) must be one of \(values.map(\.rawValue).joined(separator: ", ")) (or several, separated by commas, each once)")
+                }
+                chosen.append(value)
+            }
+            return chosen
         }
 
         func choice<Value: RawRepresentable<String>>(_ name: String, _ values: [Value], default fallback: Value) throws(HTTPResponse) -> Value {

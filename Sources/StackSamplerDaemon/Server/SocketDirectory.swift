@@ -5,6 +5,25 @@ import Glibc
 /// (not a link) owned by the user with mode 0700, since whoever controls it controls who reaches
 /// the sockets in it.
 enum SocketDirectory {
+    /// Removes the sockets in `path` left by processes that ended without removing theirs
+    /// (killed, or a forked child that left by `_exit`, as multiprocessing's workers do): a
+    /// `PID.sock` socket file of `uid` whose process is gone and on which nothing listens. So
+    /// that the directory does not grow with every such process; bounded by the entries there.
+    static func removeStale(_ path: String, uid: uid_t) {
+        guard let directory = opendir(path) else { return }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasSuffix(".sock"), let pid = pid_t(name.dropLast(5)), pid > 0,
+                  kill(pid, 0) != 0, errno == ESRCH else { continue }
+            let socketPath = path + "/" + name
+            var info = stat()
+            guard lstat(socketPath, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK, info.st_uid == uid,
+                  !ListeningSocket.isListened(socketPath) else { continue }
+            unlink(socketPath)
+        }
+    }
+
     /// Makes sure `path` is such a directory for `uid`, or says why it is not.
     static func prepare(_ path: String, uid: uid_t) throws(ProfileServerError) {
         if mkdir(path, 0o700) == 0 {
