@@ -176,6 +176,16 @@ void ss_thread_note_signal_blocked(int32_t tid, int blocked) {
 
 int ss_thread_any_blocked(void) { return atomic_load_explicit(&blocked_count, memory_order_relaxed) != 0; }
 
+int ss_thread_signal_blocked(int32_t tid) {
+    if (!ss_thread_any_blocked()) return 0;
+    sigset_t saved;
+    lock_registry(&saved);
+    attached_thread *thread = find(tid);
+    int blocked = thread && thread->blocked;
+    unlock_registry(&saved);
+    return blocked;
+}
+
 int ss_thread_signal_unless_blocked(int32_t tid, int (*send)(int32_t tid)) {
     sigset_t saved;
     lock_registry(&saved);

@@ -135,6 +135,10 @@ void ss_thread_detach(int32_t tid);
  *  interposes): while it does, its timer or counter is disarmed and it is never signalled. */
 void ss_thread_note_signal_blocked(int32_t tid, int blocked);
 
+/** Nonzero when attached thread `tid` is known to block the engine's signal: the interposed
+ *  mask calls (or the last mask read) said so, and it is disarmed. */
+int ss_thread_signal_blocked(int32_t tid);
+
 /** cpu mode: nonzero when `tid` is attached but its timer belongs to an earlier thread of the same
  *  tid that has exited (a tid reused by a thread not created through pthread_create, before the
  *  sampler's scan noticed): attach it again with `replace`. */

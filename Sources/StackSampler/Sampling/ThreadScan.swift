@@ -62,7 +62,13 @@ struct ThreadScan {
                 let cpu = ss_thread_cpu_time_ns(tid)
                 guard cpu >= 0 else { continue }
                 aggregator.observe(tid, cpu: cpu, name: ThreadDirectory.name(of: tid), bornDuringSession: !initial, at: now)
-                if checkMasks { checkMask(tid, at: now, aggregator: &aggregator) }
+                if checkMasks {
+                    checkMask(tid, at: now, aggregator: &aggregator)
+                } else if ss_thread_signal_blocked(tid) != 0 {
+                    // Between mask reads, what the interposed mask calls saw (a thread that blocks
+                    // the signal for less than a mask interval is still named in the summary).
+                    aggregator.noteSignalBlocked(tid, true, at: now)
+                }
             }
         }
         return ended

@@ -1,3 +1,4 @@
+import CEngine
 import Glibc
 import StackSampler
 import Synchronization
@@ -43,46 +44,26 @@ final class ListenHandOver: Sendable {
     }
 }
 
-/// A wait that `stop()` ends at once (a condition variable: Synchronization has none).
+/// A wait that `stop()` ends at once.
 private final class StopWait: @unchecked Sendable {
-    // @unchecked: the mutex and condition live as long as the object and are used only through pthread.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // @unchecked: `isStopped` is read and written only under `lock`.
+    private let lock = WaitLock()
     private var isStopped = false
-
-    init() {
-        pthread_mutex_init(mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
-    }
 
     /// Waits up to `milliseconds`; whether `stop()` was called.
     func stopped(afterMilliseconds milliseconds: Int) -> Bool {
-        var deadline = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &deadline)
-        let nanoseconds = Int(deadline.tv_nsec) + milliseconds * 1_000_000
-        deadline.tv_sec += nanoseconds / 1_000_000_000
-        deadline.tv_nsec = nanoseconds % 1_000_000_000
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        if !isStopped { pthread_cond_timedwait(condition, mutex, &deadline) }
-        return isStopped
+        let deadline = ss_now_ns() &+ UInt64(milliseconds) * 1_000_000
+        return lock.withLock {
+            if !isStopped { lock.wait(until: deadline) }
+            return isStopped
+        }
     }
 
+    /// Ends every wait, now and later.
     func stop() {
-        pthread_mutex_lock(mutex)
-        isStopped = true
-        pthread_cond_broadcast(condition)
-        pthread_mutex_unlock(mutex)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
+        lock.withLock {
+            isStopped = true
+            lock.broadcast()
+        }
     }
 }
