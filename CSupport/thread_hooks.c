@@ -23,22 +23,25 @@ static pthread_create_fn real_pthread_create(void) {
     return (pthread_create_fn)ss_next_symbol("pthread_create", &real);
 }
 
-/* Deletes the thread's timer as it ends (return, pthread_exit or cancellation) rather than at
- * the sampler's next scan: a timer of an exited thread never fires again but holds a timer slot
- * and a queued-signal slot (RLIMIT_SIGPENDING) until deleted. Through the C library's
- * thread-exit destructors (those of C++ thread_local objects), not a thread-specific key: keys
- * are the program's, PTHREAD_KEYS_MAX of them, and one taken here is one the program cannot
- * have. Not pthread_cleanup_push either: the trampoline must end in a tail call to the start
- * routine, so that it is not on the stack. The engine is built with frame pointers, and a frame
- * found through rbp at the root of every thread would end the wall-mode walks of blocked
- * threads, which know only the stack pointer. */
-extern int __cxa_thread_atexit_impl(void (*destructor)(void *), void *object, void *dso_symbol);
-extern void *__dso_handle;
+/* Deletes the thread's timer as it ends (return, pthread_exit or cancellation: the destructor of
+ * a thread-specific key, the one key the profiler takes of the program's PTHREAD_KEYS_MAX; a
+ * program that took them all first leaves it none, and its threads are then detached at the
+ * sampler's next scan) rather than at that scan: a timer of an exited thread never
+ * fires again but holds a timer slot and a queued-signal slot (RLIMIT_SIGPENDING) until deleted.
+ * A key, not pthread_cleanup_push: the trampoline must end in a tail call to the start routine,
+ * so that it is not on the stack. The engine is built with frame pointers, and a frame found
+ * through rbp at the root of every thread would end the wall-mode walks of blocked threads,
+ * which know only the stack pointer. */
+static pthread_key_t ending_key;
+static pthread_once_t ending_key_once = PTHREAD_ONCE_INIT;
+static int ending_key_ready;
 
 static void detach_ending_thread(void *unused) {
     (void)unused;
     ss_thread_detach(ss_current_tid());
 }
+
+static void create_ending_key(void) { ending_key_ready = pthread_key_create(&ending_key, detach_ending_thread) == 0; }
 
 static void *stacksampler_thread_trampoline(void *opaque) {
     thread_start start = *(thread_start *)opaque;
@@ -46,8 +49,8 @@ static void *stacksampler_thread_trampoline(void *opaque) {
     if (ss_engine_running()) {
         ss_stack_note_current_thread();
         ss_thread_attach(ss_current_tid(), 1);
-        /* Refused only without memory: the thread is then detached at the next scan. */
-        (void)__cxa_thread_atexit_impl(detach_ending_thread, NULL, &__dso_handle);
+        pthread_once(&ending_key_once, create_ending_key);
+        if (ending_key_ready) pthread_setspecific(ending_key, (void *)1);
     }
     return start.start(start.argument);
 }

@@ -1,10 +1,10 @@
 /*
- * key_hoarder: a program that takes every thread-specific key the C library has. It first
- * runs 4 threads (made with pthread_create, so a profiler that interposes it sees them start
- * and end), then creates keys until pthread_key_create fails, prints "keys N" and the error
- * ("eagain 1" if it was EAGAIN), then runs 4 more threads, each of which sets every key and
- * checks it back, and prints "threads ok" if all did. A profiler that took a key of its own
- * leaves the program one key fewer.
+ * key_hoarder [keys-first]: a program that takes every thread-specific key the C library has.
+ * It first runs 4 threads (made with pthread_create, so a profiler that interposes it sees
+ * them start and end; with `keys-first`, not), then creates keys until pthread_key_create
+ * fails, prints "keys N" and the error ("eagain 1" if it was EAGAIN), then runs 4 more threads,
+ * each of which sets every key and checks it back, and prints "threads ok" if all did. A
+ * profiler that took a key of its own leaves the program one key fewer.
  * Build: gcc -O2 -pthread -o key_hoarder key_hoarder.c
  */
 #include "workload.h"
@@ -44,8 +44,8 @@ static int run_threads(int count, void *(*start)(void *)) {
     return failed;
 }
 
-int main(void) {
-    run_threads(4, work);
+int main(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "keys-first") != 0) run_threads(4, work);
     int status = 0;
     while (key_count < PTHREAD_KEYS_MAX + 8 && (status = pthread_key_create(&keys[key_count], NULL)) == 0) key_count++;
     printf("keys %d\n", key_count);
