@@ -134,7 +134,7 @@ static void reset_in_forked_child(void) {
     if (!hooks || !hooks->start_in_forked_child) return;
     const char *refusal = forked_child_refusal(quiesced);
     if (!refusal) {
-        hooks->start_in_forked_child();
+        hooks->start_in_forked_child((int32_t)parent);
         return;
     }
     char line[256];

@@ -322,8 +322,9 @@ typedef struct {
     void (*resume_after_failed_exec)(void);
     /** In a child made by fork, once the engine is reset there, and only if the sampler thread
      *  held nothing at the fork and no thread held the loader's write lock (which fork does not
-     *  reset): start the child's own session, if it should have one. */
-    void (*start_in_forked_child)(void);
+     *  reset): start the child's own session, if it should have one. `parent` is the pid of the
+     *  process that forked, which getppid() no longer tells once that process has exited. */
+    void (*start_in_forked_child)(int32_t parent);
 } ss_session_hooks;
 
 /** Registers `hooks` for the calling process (a forked child registers its own again). */

@@ -125,11 +125,10 @@ private func resumeAfterFailedExec() {
 /// parent's sampler thread is known to have held no lock at the fork and the loader's write
 /// lock to be free (else the child says why it is not profiled). Without either it is not
 /// called and the child stays idle (the exit handler sees that it is not the owner).
-private func startInForkedChild() {
+private func startInForkedChild(parent: Int32) {
     // Read again, so that every %p path (stream, invocations, stalls) names this process.
     guard var settings = try? PreloadSettings.fromEnvironment() else { return }
     if settings.daemon.isActive {
-        let parent = getppid()
         guard !ProfileServer.wasBusyAtFork else {
             report("forked process \(getpid()): the parent's profiling server was answering a request at the fork (a lock it held may stay held here); this process is not profiled and runs no daemon")
             return
