@@ -43,18 +43,22 @@ static _Atomic uint64_t descriptor_refusals;
 
 /* The registry's lock is taken with every signal blocked on the taking thread, `saved` its
  * mask before: a handler of the program's that changes its mask (mask_hooks.c) never runs on
- * a thread that holds the lock. */
+ * a thread that holds the lock. The profiler's own threads keep their mask as it is (two
+ * system calls saved per call, which the sampler makes per thread per tick): the mask hooks
+ * pass their calls straight to libc, so nothing on them waits for the lock in a handler. */
 static void lock_registry(sigset_t *saved) {
-    sigset_t all;
-    sigfillset(&all);
-    ss_real_sigmask(SIG_BLOCK, &all, saved);
+    if (!ss_tls_excluded) {
+        sigset_t all;
+        sigfillset(&all);
+        ss_real_sigmask(SIG_BLOCK, &all, saved);
+    }
     pthread_mutex_lock(&registry_lock);
 }
 
-/* Lets the lock go, and sets the thread's mask to `mask`. */
+/* Lets the lock go, and sets the thread's mask to `mask` (a program's thread only). */
 static void unlock_registry(const sigset_t *mask) {
     pthread_mutex_unlock(&registry_lock);
-    ss_real_sigmask(SIG_SETMASK, mask, NULL);
+    if (!ss_tls_excluded) ss_real_sigmask(SIG_SETMASK, mask, NULL);
 }
 
 uint64_t ss_thread_descriptor_refusals(void) { return atomic_load(&descriptor_refusals); }
