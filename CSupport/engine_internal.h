@@ -20,6 +20,9 @@ extern ss_config ss_active_config;
 /* next_symbol.c: the definition of `name` that this library's own interposes
  * (libc's), looked up once and kept in `cache`. NULL if there is none. */
 void *ss_next_symbol(const char *name, void *_Atomic *cache);
+/* ss_next_symbol, or NULL with errno ENOSYS when there is none (an interposer then fails as
+ * the call would where the function does not exist). */
+void *ss_real_function(const char *name, void *_Atomic *cache);
 
 /* sample_buffer.c */
 int ss_buffer_create(uint32_t slots, uint32_t max_frames);

@@ -74,8 +74,9 @@ static _Atomic uint64_t counter_device, counter_inode;
 static int counters_held;
 
 /* The kernel's id of the perf event at `fd`, 0 if `fd` is not a perf_event descriptor (a
- * file of the program's, closed): fstat first, so that no other file gets the ioctl.
- * Async-signal-safe. */
+ * file of the program's, closed): fstat first, so that a file of the program's never gets the
+ * ioctl (other anonymous-inode descriptors, an eventfd or epoll, pass that check, but the
+ * ioctl's type belongs to perf alone, and they refuse it). Async-signal-safe. */
 static uint64_t event_id(int fd) {
     struct stat status;
     if (fstat(fd, &status) != 0 || (uint64_t)status.st_dev != atomic_load(&counter_device) ||

@@ -90,11 +90,7 @@ enum { REAL_EXECVE, REAL_EXECV, REAL_EXECVP, REAL_EXECVPE, REAL_FEXECVE, REAL_EX
 static const char *const real_names[REAL_COUNT] = {"execve", "execv", "execvp", "execvpe", "fexecve", "execveat"};
 static void *_Atomic real_functions[REAL_COUNT];
 
-static void *real_function(int which) {
-    void *real = ss_next_symbol(real_names[which], &real_functions[which]);
-    if (!real) errno = ENOSYS;
-    return real;
-}
+static void *real_function(int which) { return ss_real_function(real_names[which], &real_functions[which]); }
 
 void ss_exec_hooks_resolve(void) {
     for (int which = 0; which < REAL_COUNT; which++) ss_next_symbol(real_names[which], &real_functions[which]);

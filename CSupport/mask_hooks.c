@@ -43,11 +43,7 @@ __attribute__((constructor)) static void resolve_real_functions(void) {
     for (int which = 0; which < REAL_COUNT; which++) ss_next_symbol(real_names[which], &real_functions[which]);
 }
 
-static void *real_function(int which) {
-    void *real = ss_next_symbol(real_names[which], &real_functions[which]);
-    if (!real) errno = ENOSYS;
-    return real;
-}
+static void *real_function(int which) { return ss_real_function(real_names[which], &real_functions[which]); }
 
 /* Whether the program has read the engine's signal synchronously (see above). */
 static _Atomic int synchronous_reader;

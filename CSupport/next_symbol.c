@@ -4,6 +4,7 @@
 #include "engine_internal.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 
 void *ss_next_symbol(const char *name, void *_Atomic *cache) {
     void *found = atomic_load(cache);
@@ -12,4 +13,10 @@ void *ss_next_symbol(const char *name, void *_Atomic *cache) {
         atomic_store(cache, found);
     }
     return found;
+}
+
+void *ss_real_function(const char *name, void *_Atomic *cache) {
+    void *function = ss_next_symbol(name, cache);
+    if (!function) errno = ENOSYS;
+    return function;
 }

@@ -21,13 +21,6 @@ static uint64_t signal_bit(int signo) {
     return signo >= 1 && signo <= 64 ? UINT64_C(1) << (signo - 1) : 0;
 }
 
-/* libc's own definition of `name`, looked up once; NULL with ENOSYS if none. */
-static void *libc_function(const char *name, void *_Atomic *cache) {
-    void *function = ss_next_symbol(name, cache);
-    if (!function) errno = ENOSYS;
-    return function;
-}
-
 /* Sets `handler` with `flags` through the interposed sigaction, blocking the
  * signal itself in the handler when `mask_self`; the old action goes to
  * `previous` (may be NULL). Returns sigaction's result. */
@@ -58,7 +51,7 @@ static sighandler_t replace_handler(int signo, sighandler_t handler, int flags, 
 sighandler_t signal(int signo, sighandler_t handler) {
     if (!ss_signal_is_virtualized(signo)) {
         static void *_Atomic cache;
-        __typeof__(&signal) libc = libc_function("signal", &cache);
+        __typeof__(&signal) libc = ss_real_function("signal", &cache);
         return libc ? libc(signo, handler) : SIG_ERR;
     }
     return replace_handler(signo, handler, atomic_load(&interrupting) & signal_bit(signo) ? 0 : SA_RESTART, 1);
@@ -73,7 +66,7 @@ sighandler_t ssignal(int signo, sighandler_t handler) __attribute__((alias("sign
 sighandler_t sysv_signal(int signo, sighandler_t handler) {
     if (!ss_signal_is_virtualized(signo)) {
         static void *_Atomic cache;
-        __typeof__(&sysv_signal) libc = libc_function("sysv_signal", &cache);
+        __typeof__(&sysv_signal) libc = ss_real_function("sysv_signal", &cache);
         return libc ? libc(signo, handler) : SIG_ERR;
     }
     return replace_handler(signo, handler, SA_ONESHOT | SA_NOMASK | SA_INTERRUPT, 0);
@@ -87,7 +80,7 @@ sighandler_t __sysv_signal(int signo, sighandler_t handler) __attribute__((alias
 sighandler_t sigset(int signo, sighandler_t disposition) {
     if (!ss_signal_is_virtualized(signo)) {
         static void *_Atomic cache;
-        __typeof__(&sigset) libc = libc_function("sigset", &cache);
+        __typeof__(&sigset) libc = ss_real_function("sigset", &cache);
         return libc ? libc(signo, disposition) : SIG_ERR;
     }
     sigset_t just_this, mask_before;
@@ -109,7 +102,7 @@ sighandler_t sigset(int signo, sighandler_t disposition) {
 int sigignore(int signo) {
     if (!ss_signal_is_virtualized(signo)) {
         static void *_Atomic cache;
-        __typeof__(&sigignore) libc = libc_function("sigignore", &cache);
+        __typeof__(&sigignore) libc = ss_real_function("sigignore", &cache);
         return libc ? libc(signo) : -1;
     }
     return set_handler(signo, SIG_IGN, 0, 0, NULL);
@@ -133,7 +126,7 @@ int siginterrupt(int signo, int interrupt) {
         status = set_restart_of_virtualized(signo, interrupt);
     } else {
         static void *_Atomic cache;
-        __typeof__(&siginterrupt) libc = libc_function("siginterrupt", &cache);
+        __typeof__(&siginterrupt) libc = ss_real_function("siginterrupt", &cache);
         status = libc ? libc(signo, interrupt) : -1;
     }
     if (status == 0) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Handler time per sample with and without Swift async stacks (issue 16), on
+# Handler time per sample with and without Swift async stacks, on
 # Tests/Programs/async_stages.swift (swiftc -O -g) under the preload library, cpu mode at 1 ms:
 # interleaved runs, the median of the runs' handler medians each way (from the summary); then
 # the chain walk alone (Scripts/bench-async-chain.c).

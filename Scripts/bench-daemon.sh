@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The daemon over a long run (issue 13): Tests/Programs/window_service.c (4 threads serving
+# The daemon over a long run: Tests/Programs/window_service.c (4 threads serving
 # requests through call chains of random depth) runs under the preload library in continuous
 # mode, windows written as rotating pprof files (3 kept) and served on the default socket,
 # with one HTTP request taken half-way. Reports each window's self-measured cost (the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sampler thread's cost per sample (issue 14: at most 2 us) on the worst shape for its
+# The sampler thread's cost per sample (at most 2 us) on the worst shape for its
 # aggregation: Scripts/bench/bench_stacks.c, 4 threads over many distinct stacks, at 1 kHz,
 # under the preload library, in cpu mode (the sampler drains and aggregates: the sample path
 # alone) and in wall mode (it also schedules: reads each thread's CPU time and, for threads

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # exec and fork under StackSampler in wall mode at 1 ms with %p, many more times than the
 # test suite does (Tests/Programs/execer.c; each run bounded by a timeout, so a hang counts):
-#   - RUNS runs of a program that works 20 ms and execs /bin/true (issue 11.1);
+#   - RUNS runs of a program that works 20 ms and execs /bin/true;
 #   - one process that execs itself RUNS times in a chain (same pid, each image 20 ms of work);
-#   - 50 rounds of 20 children forked at once, half of which exec /bin/true (issue 11.1);
-#   - 60 runs of a program that forks 20 children at once, which exit at once (issue 17.8: a
+#   - 50 rounds of 20 children forked at once, half of which exec /bin/true;
+#   - 60 runs of a program that forks 20 children at once, which exit at once (a
 #     child used to hang in its exit handler on a Swift runtime lock the parent's sampler thread
 #     held at the fork, 13 of 60 runs before the fix);
 #   - RUNS children forked one by one while two threads hold the loader's lock in
 #     dl_iterate_phdr (Tests/Programs/fork_loader.c), in cpu and wall mode, and 60 under
-#     `record --follow-children` (issue 23.6: a child hung in fork() on the loader's write lock,
+#     `record --follow-children` (a child hung in fork() on the loader's write lock,
 #     38 and 50 of 200 and 21 of 60 before the fix).
 #
 #   Scripts/check-exec-fork.sh [RUNS]     (default 200)

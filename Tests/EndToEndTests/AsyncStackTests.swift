@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 extension EndToEnd {
-    /// Swift async call stacks (issue 16): a sample taken in a Swift job shows the task's async
+    /// Swift async call stacks: a sample taken in a Swift job shows the task's async
     /// callers, read from the async contexts, in place of the executor frames; never a caller
     /// the program does not have.
     @Suite struct AsyncStacks {

@@ -1,4 +1,4 @@
-// Swift concurrency (issue 16): each round's task group runs outerRequest, which awaits
+// Swift concurrency: each round's task group runs outerRequest, which awaits
 // middleStage (three leafWork calls, each after a Task.yield, then an actor hop), then
 // otherStage (after a Task.sleep), then loopStage (300,000 awaits of step in a loop), then a
 // @MainActor function. Most CPU is spent in burn, called by leafWork and otherStage only. The

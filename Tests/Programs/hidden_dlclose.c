@@ -1,4 +1,4 @@
-/* Modules closed behind the profiler's back (issue 17.3): dlopens the plugin at argv[1],
+/* Modules closed behind the profiler's back: dlopens the plugin at argv[1],
  * calls it, keeps it open for 150 ms of CPU (longer than any refresh interval a profiler's
  * module list could have), and closes it through libc's own dlclose, found with dlsym in libc
  * itself so that no interposed dlclose sees it; then runs about 10 ms of code in anonymous

@@ -1,4 +1,4 @@
-/* A program that uses libunwind itself (issue 17.2): dlopens libunwind.so.8 (the same
+/* A program that uses libunwind itself: dlopens libunwind.so.8 (the same
  * instance the profiler would share, had it one) and, on one thread, flushes its cache and
  * calls unw_backtrace through a realigned frame (libunwind's slow path: its global cache lock
  * held across dl_iterate_phdr) while another thread runs dl_iterate_phdr callbacks, realigned

@@ -1,4 +1,4 @@
-// A real Rust CPU loop (issue 17.1): Rust's standard library gives every thread, the main
+// A real Rust CPU loop: Rust's standard library gives every thread, the main
 // thread included, an alternate signal stack of max(SIGSTKSZ, AT_MINSIGSTKSZ) bytes (8 KiB
 // here) for its stack-overflow handler. Three threads spin in `middle` -> `leaf` for about
 // argv[1] seconds of CPU each (default 1); prints `done`.

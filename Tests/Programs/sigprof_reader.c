@@ -1,4 +1,4 @@
-/* sigprof_reader: a program that takes SIGPROF itself, synchronously (issue 23.5).
+/* sigprof_reader: a program that takes SIGPROF itself, synchronously.
  *
  * main blocks SIGPROF before it creates a second thread, so both threads block it; it arms
  * ITIMER_PROF every 10 ms and both threads compute until the process has used argv[1] seconds

@@ -1,4 +1,4 @@
-/* Threads with an 8 KiB alternate signal stack, as Rust gives every thread (issue 17.1).
+/* Threads with an 8 KiB alternate signal stack, as Rust gives every thread.
  * Each of 3 threads installs its altstack and recurses, burning CPU at the leaves; a
  * SIGUSR1 handler of its own (SA_ONSTACK) burns CPU on the altstack, so that samples also
  * land there. Prints `altstack_kernel_frame BYTES` (the kernel's frame, as the program's

@@ -1,4 +1,4 @@
-/* small_stack: a thread that works with a few KiB of its stack left (issue 23.7).
+/* small_stack: a thread that works with a few KiB of its stack left.
  *
  * A thread made with a 256 KiB stack of the program's own (mmap'd, with an inaccessible guard
  * page below it, as glibc makes them) recurses until argv[2] bytes (default 5120) are left

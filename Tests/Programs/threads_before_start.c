@@ -1,4 +1,4 @@
-/* Threads that exist before sampling starts (issue 12): creates 3 workers, sleeps 100 ms,
+/* Threads that exist before sampling starts: creates 3 workers, sleeps 100 ms,
  * then profiles itself through the C API (linked against the preload library) for about
  * 1.5 s of its own CPU while the workers spin, stops and writes the folded profile to
  * argv[1]. Built with and without frame pointers: the walk must not depend on them. */

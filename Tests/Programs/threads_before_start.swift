@@ -1,4 +1,4 @@
-// Threads that exist before sampling starts, in a Swift program (issue 12): two Dispatch
+// Threads that exist before sampling starts, in a Swift program: two Dispatch
 // workers and a pthread spin from before the start; then the program profiles itself
 // through the C API (which runs Profiler.start) for about 1.5 s of its own CPU, stops, and
 // writes the folded profile to CommandLine.arguments[1].
