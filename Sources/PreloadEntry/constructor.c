@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "preload_internal.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,15 @@ static const char owner_variable[] = "STACKSAMPLER_OWNER_PID";
 /* The daemon's settings: any of them makes the process run the daemon (continuous windows,
  * the HTTP endpoints, pushes), with or without STACKSAMPLER_OUTPUT. */
 static const char *const daemon_variables[] = {"STACKSAMPLER_CONTINUOUS", "STACKSAMPLER_LISTEN", "STACKSAMPLER_PUSH"};
+
+/* The C library's own setenv, not the program's. A program may define its own: bash's, called
+ * before its main, starts bash's table of shell variables, and from then on bash's getenv reads
+ * that table instead of the environment, so the Swift part found no STACKSAMPLER_OUTPUT and bash
+ * was never profiled. (getenv before main, even bash's, reads the environment.) */
+static int libc_setenv(const char *name, const char *value) {
+    int (*function)(const char *, const char *, int) = (int (*)(const char *, const char *, int))dlsym(RTLD_NEXT, "setenv");
+    return function ? function(name, value, 1) : -1;
+}
 
 static const char *first_daemon_variable(void) {
     for (size_t i = 0; i < sizeof daemon_variables / sizeof *daemon_variables; i++) {
@@ -48,7 +58,7 @@ static int owns_output(const char *output) {
         }
         return 0;
     }
-    setenv(owner_variable, pid, 1);
+    libc_setenv(owner_variable, pid);
     return 1;
 }
 

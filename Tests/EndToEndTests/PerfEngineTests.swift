@@ -199,6 +199,29 @@ extension EndToEnd {
             #expect(after > 250, "\(after) samples in after_close after the program closed its descriptors")
         }
 
+        /// bash saves every close-on-exec descriptor from 10 up around a redirection and puts it back
+        /// afterwards, so a counter at a number a script uses broke its `exec N>file` (writes went to
+        /// the counter: EINVAL). Counters now sit from FD_SETSIZE up, or in the table's top sixteenth.
+        /// bash itself was not profiled at all before: its own setenv, which the preload library
+        /// called before main, turned its getenv away from the environment.
+        @Test("a bash script's exec 512>file under 1 ms cpu sampling writes its file, and bash is profiled")
+        func bashRedirection() throws {
+            let directory = try ScratchDirectory.make("perf-bash")
+            let script = "exec 512>\(directory)/own.txt; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; "
+                + "echo line1 >&512; exec 512>&-; echo closed"
+            let plain = try ChildProcess.run("/bin/bash", ["-c", script], in: directory)
+            #expect(plain.termination == .exited(0) && plain.stdout == "closed\n", "\(plain)")
+            let output = directory + "/bash.folded"
+            let run = try ChildProcess.run("/bin/bash", ["-c", script],
+                                           environment: ["LD_PRELOAD": try BuildProducts.preloadLibrary(), "STACKSAMPLER_OUTPUT": output,
+                                                         "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-"],
+                                           in: directory)
+            #expect(run.termination == .exited(0) && run.stdout == "closed\n", "\(run)")
+            #expect(try String(contentsOfFile: directory + "/own.txt", encoding: .utf8) == "line1\n")
+            #expect(run.stderr.contains("engine: perf_event"), "\(run.stderr)")
+            #expect(try FoldedProfile(contentsOf: output).inclusiveCount { $0 == "execute_command" } > 0, "bash's own functions in its profile")
+        }
+
         /// Whether perf_fds's own.data holds exactly the 18,000 bytes it wrote ('a' to 'z' over and over, in pieces of 500).
         static func ownData(in directory: String) -> Bool {
             guard let data = FileManager.default.contents(atPath: directory + "/own.data"), data.count == 18_000 else { return false }
