@@ -98,6 +98,10 @@ static int apply(int how, const sigset_t *set, const sigset_t *current, sigset_t
     }
 }
 
+/* Whether the caller is a vfork child: it shares its parent's memory and thread-local cache
+ * of the thread id, so what it does must not reach the parent thread's registry entry. */
+static int in_vfork_child(void) { return (int32_t)syscall(SYS_gettid) != ss_current_tid(); }
+
 /* pthread_sigmask's contract (an error number back), for both interposers. */
 static int change_mask(int how, const sigset_t *set, sigset_t *old) {
     int signo = ss_engine_signal();
@@ -114,7 +118,8 @@ static int change_mask(int how, const sigset_t *set, sigset_t *old) {
     if (status != 0) return status;
     if (apply(how, &wanted, &current, &next) != 0) return ss_real_sigmask(how, &wanted, old);
     int blocks = sigismember(&next, signo) == 1;
-    if (blocks == (sigismember(&current, signo) == 1) || (blocks && !reader)) return ss_real_sigmask(how, &wanted, old);
+    if (blocks == (sigismember(&current, signo) == 1) || (blocks && !reader) || in_vfork_child())
+        return ss_real_sigmask(how, &wanted, old);
     ss_thread_mask_engine_signal(blocks, &next);
     if (blocks) ss_discard_pending_own_signals(signo);
     if (old) *old = current;
@@ -133,12 +138,15 @@ int sigprocmask(int how, const sigset_t *set, sigset_t *old) {
 /* The calling thread is about to read the signals of `set` synchronously (NULL: every
  * pending one, for sigpending). If the engine's signal is among them, threads that block it
  * are disarmed from now on, and this one now if it blocks it, with the engine's signals
- * pending on it taken off its queue. */
+ * pending on it taken off its queue. Noted before any session too (SIGPROF, the signal a
+ * session takes unless the program's handler has it): a signalfd made at start-up is read
+ * with read(), which is not interposed, so a later session must know of it. */
 static void before_synchronous_read(const sigset_t *set) {
-    int signo = ss_engine_signal();
-    if (signo <= 0 || ss_tls_excluded || !ss_engine_running() || (set && sigismember(set, signo) != 1)) return;
-    int saved_errno = errno;
+    int signo = ss_engine_signal() > 0 ? ss_engine_signal() : SIGPROF;
+    if (ss_tls_excluded || (set && sigismember(set, signo) != 1)) return;
     atomic_store(&synchronous_reader, 1);
+    if (!ss_engine_running() || in_vfork_child()) return;
+    int saved_errno = errno;
     sigset_t current;
     if (ss_real_sigmask(SIG_BLOCK, NULL, &current) == 0 && sigismember(&current, signo) == 1) {
         ss_thread_mask_engine_signal(1, &current);
