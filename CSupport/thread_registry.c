@@ -79,25 +79,29 @@ static void release(attached_thread *thread) {
     *thread = threads[--thread_count];
 }
 
+int ss_thread_blocks_signal(int32_t tid, int signo) {
+    if (signo <= 0 || signo > 64) return 0;
+    char path[64], status[4096];
+    snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t length = read(fd, status, sizeof status - 1);
+    close(fd);
+    if (length <= 0) return -1;
+    status[length] = 0;
+    const char *line = strstr(status, "\nSigBlk:");
+    if (!line) return -1;
+    unsigned long long mask = strtoull(line + strlen("\nSigBlk:"), NULL, 16);
+    return (int)((mask >> (signo - 1)) & 1);
+}
+
 /* Whether thread `tid` blocks the engine's signal now: for the calling thread, its mask
  * before it took the registry's lock (`own_mask`), for another its `SigBlk` in /proc (0 if it
  * cannot be read: the thread is gone). */
 static int blocks_engine_signal(int32_t tid, const sigset_t *own_mask) {
     int signo = ss_engine_signal();
-    if (signo <= 0 || signo > 64) return 0;
-    if (tid == ss_current_tid()) return sigismember(own_mask, signo) == 1;
-    char path[64], status[4096];
-    snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    ssize_t length = read(fd, status, sizeof status - 1);
-    close(fd);
-    if (length <= 0) return 0;
-    status[length] = 0;
-    const char *line = strstr(status, "\nSigBlk:");
-    if (!line) return 0;
-    unsigned long long mask = strtoull(line + strlen("\nSigBlk:"), NULL, 16);
-    return (int)((mask >> (signo - 1)) & 1);
+    if (tid == ss_current_tid()) return signo > 0 && sigismember(own_mask, signo) == 1;
+    return ss_thread_blocks_signal(tid, signo) == 1;
 }
 
 /* Notes whether `thread` blocks the engine's signal; its timer or counter is disarmed while
@@ -125,10 +129,39 @@ static attached_thread *find(int32_t tid) {
     return NULL;
 }
 
+/* Makes room for one more thread, allocating with the lock let go: a program's signal handler
+ * may wait for the registry's lock (mask_hooks.c), and an allocation under it could wait for a
+ * malloc arena that the handler's thread holds. 0, or -ENOMEM. */
+static int reserve_room(void) {
+    sigset_t saved;
+    lock_registry(&saved);
+    size_t needed = thread_count < thread_capacity ? 0 : thread_capacity ? thread_capacity * 2 : 64;
+    unlock_registry(&saved);
+    if (!needed) return 0;
+    attached_thread *grown = malloc(needed * sizeof *grown);
+    if (!grown) return -ENOMEM;
+    lock_registry(&saved);
+    attached_thread *unused = grown;
+    if (thread_capacity < needed) {
+        if (thread_count) memcpy(grown, threads, thread_count * sizeof *grown);
+        unused = threads;
+        threads = grown;
+        thread_capacity = needed;
+    }
+    unlock_registry(&saved);
+    free(unused);
+    return 0;
+}
+
 int ss_thread_attach(int32_t tid, int replace) {
     int result = 0;
     sigset_t saved;
-    lock_registry(&saved);
+    for (;;) { /* until there is room under the lock: other threads attach meanwhile */
+        if (reserve_room() != 0) return -ENOMEM;
+        lock_registry(&saved);
+        if (thread_count < thread_capacity) break;
+        unlock_registry(&saved);
+    }
     if (!engine) { /* no session (or stopped meanwhile): a timer made now would outlive it */
         unlock_registry(&saved);
         return -ESRCH;
@@ -136,13 +169,6 @@ int ss_thread_attach(int32_t tid, int replace) {
     attached_thread *existing = find(tid);
     if (existing && replace) { release(existing); existing = NULL; }
     if (!existing) {
-        if (thread_count == thread_capacity) {
-            size_t capacity = thread_capacity ? thread_capacity * 2 : 64;
-            attached_thread *grown = realloc(threads, capacity * sizeof *grown);
-            if (!grown) { unlock_registry(&saved); return -ENOMEM; }
-            threads = grown;
-            thread_capacity = capacity;
-        }
         int handle = -1, blocked = blocks_engine_signal(tid, &saved);
         result = engine_presumed ? 0 : engine_attach(tid, !arming_deferred && !blocked, &handle);
         if (result == 0) {

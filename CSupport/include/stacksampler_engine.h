@@ -135,6 +135,10 @@ void ss_thread_detach(int32_t tid);
  *  interposes): while it does, its timer or counter is disarmed and it is never signalled. */
 void ss_thread_note_signal_blocked(int32_t tid, int blocked);
 
+/** Whether thread `tid` of this process blocks signal `signo` (1 or 0), from `SigBlk` in its
+ *  /proc status; -1 if that cannot be read (the thread has exited). */
+int ss_thread_blocks_signal(int32_t tid, int signo);
+
 /** Nonzero when attached thread `tid` is known to block the engine's signal: the interposed
  *  mask calls (or the last mask read) said so, and it is disarmed. */
 int ss_thread_signal_blocked(int32_t tid);

@@ -16,11 +16,8 @@ enum ThreadDirectory {
             guard pthread_sigmask(SIG_BLOCK, nil, &mask) == 0 else { return nil }
             return sigismember(&mask, signo) == 1
         }
-        guard let status = FileIO.readProcText("/proc/self/task/\(tid)/status", limit: 8192),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
-              let mask = UInt64(line.dropFirst("SigBlk:".count).drop(while: { $0 == " " || $0 == "\t" }), radix: 16)
-        else { return nil }
-        return signo >= 1 && signo <= 64 && mask & (UInt64(1) << UInt64(signo - 1)) != 0
+        let blocked = ss_thread_blocks_signal(tid, signo)
+        return blocked < 0 ? nil : blocked == 1
     }
 
     /// How many times the thread has given up its core of its own accord (to sleep or wait:
