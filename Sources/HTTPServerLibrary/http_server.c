@@ -42,7 +42,9 @@
 /** Listeners one server serves at most (TCP, unix:PATH, the default socket: three). */
 #define SS_HTTP_MAX_LISTENERS 8
 /** Descriptors one server checks: the wake pipe's two, a listener and an epoll per listener. */
-#define SS_HTTP_MAX_OWNED (2 + 2 * SS_HTTP_MAX_LISTENERS)
+/* The wake pipe's two ends come first among the server's own descriptors. */
+#define SS_HTTP_WAKE_ENDS 2
+#define SS_HTTP_MAX_OWNED (SS_HTTP_WAKE_ENDS + 2 * SS_HTTP_MAX_LISTENERS)
 /** Servers a process has at once (a daemon's one; a few in tests). */
 #define SS_HTTP_MAX_SERVERS 8
 /** The longest wait of the loop without looking at its daemons, in ms. */
@@ -63,7 +65,8 @@ struct ss_http_server {
     pid_t owner;
     /* wake[0], wake[1], then each listener and each daemon's epoll descriptor. */
     owned_fd owned[SS_HTTP_MAX_OWNED];
-    size_t owned_count;
+    /* Atomic: the stopping thread's wake reads it while the server thread lets its daemons go. */
+    _Atomic size_t owned_count;
     /* Set once a descriptor is found not to be the server's (or in a forked child): from then on
      * none is used or closed by the server, and ss_http_server_run returns. */
     atomic_int lost;
@@ -457,7 +460,8 @@ static void serve_once(ss_http_server *server, int limit_ms) {
 }
 
 /* A lost server's daemons are left as they are (stopping them would close numbers that are the
- * program's now, and libmicrohttpd aborts the process when such a close fails). */
+ * program's now, and libmicrohttpd aborts the process when such a close fails). Returns 1, what
+ * ss_http_server_run says of a lost server. */
 static int abandon(ss_http_server *server) {
     server->count = 0;
     return 1;
@@ -491,7 +495,7 @@ int ss_http_server_run(ss_http_server *server) {
     if (!still_owned(server)) return abandon(server);
     for (size_t i = 0; i < server->count; i++) server->mhd->MHD_stop_daemon(server->daemons[i]);
     server->count = 0;
-    server->owned_count = 2; /* the listeners and epolls are closed: only the wake pipe is left */
+    server->owned_count = SS_HTTP_WAKE_ENDS; /* the listeners and epolls are closed: only the wake pipe is left */
     return 0;
 }
 
