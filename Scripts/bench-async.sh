@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-7}"
-build="${STACKSAMPLER_BUILD_DIR:-$PWD/.build/release}"
+source Scripts/lib/build-dir.sh
 work="${BENCH_WORK:-out/bench}/async"
 mkdir -p "$work"
 swiftc -O -g -parse-as-library Tests/Programs/async_stages.swift -o "$work/async_stages"

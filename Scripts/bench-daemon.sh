@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cpu_seconds="${1:-600}"
 wall_seconds="${2:-120}"
-build="${STACKSAMPLER_BUILD_DIR:-$PWD/.build/release}"
+source Scripts/lib/build-dir.sh
 work="${BENCH_WORK:-out/bench}/daemon"
 rm -rf "$work"
 mkdir -p "$work"

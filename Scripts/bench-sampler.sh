@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-3}"
 seconds="${2:-10}"
-build="${STACKSAMPLER_BUILD_DIR:-$PWD/.build/release}"
+source Scripts/lib/build-dir.sh
 work="${BENCH_WORK:-out/bench}/sampler"
 mkdir -p "$work"
 gcc -O2 -pthread Scripts/bench/bench_stacks.c -o "$work/bench_stacks"
