@@ -1,17 +1,6 @@
 import Foundation
 import Testing
 
-/// Whether the built preload library serves the daemon's HTTP endpoints (they come from the
-/// `http` branch; until it is merged, the tests that need them are not run).
-enum DaemonServer {
-    static let isBuilt: Bool = {
-        guard let data = FileManager.default.contents(atPath: BuildProducts.directory + "/libStackSamplerPreloadSwift.so") else {
-            return false
-        }
-        return data.range(of: Data("/debug/stacksampler/profile".utf8)) != nil
-    }()
-}
-
 /// A running test service, started with the preload library and `STACKSAMPLER_LISTEN=unix`.
 final class RunningService {
     let process = Process()
@@ -52,7 +41,7 @@ final class RunningService {
 extension EndToEnd {
     /// `stacksampler profile` and `stacksampler top` against a running service's daemon.
     @Suite struct DaemonClient {
-        @Test("profile PID writes the next second's collapsed stacks with the hot function", .enabled(if: DaemonServer.isBuilt))
+        @Test("profile PID writes the next second's collapsed stacks with the hot function")
         func profileWritesTheHotFunction() throws {
             let service = try RunningService(label: "profile-command")
             try service.waitForSocket()
@@ -64,7 +53,7 @@ extension EndToEnd {
             #expect(folded.contains("serve_hot"), "\(folded)")
         }
 
-        @Test("top PID names the hot function in two plain refreshes", .enabled(if: DaemonServer.isBuilt))
+        @Test("top PID names the hot function in two plain refreshes")
         func topNamesTheHotFunction() throws {
             let service = try RunningService(label: "top-command")
             try service.waitForSocket()
