@@ -25,8 +25,11 @@ extension EndToEnd {
             // Blocked threads are never signalled, nor is a thread that runs less than a twentieth
             // of the time (in the kernel, nearly all of it), and one that runs more only when it is
             // on a core. Before that rule: 0 to 3 early returns in 16,000 sleeps on a quiet
-            // machine, about 20 on a loaded one; a signal per tick gives thousands.
-            #expect(profiledEarly == plainEarly,
+            // machine, about 20 on a loaded one; a signal per tick gives thousands. The rule
+            // narrows the race with a thread's next blocking call but cannot close it: 1 of about
+            // 9,000 sleeps ended early once in a loaded full suite (0 in 12 runs alone, 6 of them
+            // loaded), so the band is 3 (README Known limits); a signal per tick breaks it at once.
+            #expect(profiledEarly <= plainEarly + 3,
                     "\(profiledEarly) of \(sleeps) sleeps ended early (unprofiled: \(plainEarly))\n\(run.process.stdout)")
 
             let profile = try run.profile()
