@@ -129,15 +129,11 @@ static attached_thread *find(int32_t tid) {
     return NULL;
 }
 
-/* Makes room for one more thread, allocating with the lock let go: a program's signal handler
- * may wait for the registry's lock (mask_hooks.c), and an allocation under it could wait for a
- * malloc arena that the handler's thread holds. 0, or -ENOMEM. */
-static int reserve_room(void) {
+/* Grows the table to `needed` entries, allocating with the lock let go: a program's signal
+ * handler may wait for the registry's lock (mask_hooks.c), and an allocation under it could
+ * wait for a malloc arena that the handler's thread holds. 0, or -ENOMEM. */
+static int grow_to(size_t needed) {
     sigset_t saved;
-    lock_registry(&saved);
-    size_t needed = thread_count < thread_capacity ? 0 : thread_capacity ? thread_capacity * 2 : 64;
-    unlock_registry(&saved);
-    if (!needed) return 0;
     attached_thread *grown = malloc(needed * sizeof *grown);
     if (!grown) return -ENOMEM;
     lock_registry(&saved);
@@ -157,10 +153,11 @@ int ss_thread_attach(int32_t tid, int replace) {
     int result = 0;
     sigset_t saved;
     for (;;) { /* until there is room under the lock: other threads attach meanwhile */
-        if (reserve_room() != 0) return -ENOMEM;
         lock_registry(&saved);
         if (thread_count < thread_capacity) break;
+        size_t needed = thread_capacity ? thread_capacity * 2 : 64;
         unlock_registry(&saved);
+        if (grow_to(needed) != 0) return -ENOMEM;
     }
     if (!engine) { /* no session (or stopped meanwhile): a timer made now would outlive it */
         unlock_registry(&saved);
