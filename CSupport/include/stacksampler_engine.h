@@ -98,6 +98,11 @@ uint64_t ss_engine_events_counted(void);
  *  that one when it was chosen automatically, e.g. "CPU-time timers (perf_event_open: Permission denied)". */
 const char *ss_engine_description(void);
 
+/** cpu mode: nonzero when the samples cover the threads' time in the kernel as well as in user
+ *  space (timers; perf task-clock counters where the kernel allows it), 0 when the engine's
+ *  counters count user space only (an overflow in the kernel is then no sample). */
+int ss_engine_counts_kernel_time(void);
+
 /** Prepares the engine: reserves the buffer, compiles the loaded modules' unwind
  *  tables, picks and installs the signal handler. Does not arm any timer. In a
  *  process with no other thread, the tables are left to ss_engine_sampler_starting()

@@ -127,6 +127,9 @@ public struct Profile: Sendable {
     public var durationNanoseconds: UInt64
     /// What produced the samples, and why that one when it was chosen automatically (empty when unknown).
     public var engine = ""
+    /// cpu mode: whether the samples cover the threads' time in the kernel as well as in user space
+    /// (false when the engine's counters count user space only); true when unknown.
+    public var kernelTimeSampled = true
     /// The signal used, named (`SIGPROF`, `SIGRTMIN+3`; empty when unknown), and whether it
     /// replaces the mode's usual one (taken by the program).
     public var signal: String

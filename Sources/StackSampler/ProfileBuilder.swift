@@ -92,6 +92,7 @@ enum ProfileBuilder {
         profile.asyncStacks = span.asyncStacks
         profile.profilerModules = profilerModules
         profile.engine = String(cString: ss_engine_description())
+        profile.kernelTimeSampled = ss_engine_counts_kernel_time() != 0
         profile.realtimeStartNanoseconds = realtimeNanoseconds(atMonotonic: span.startNanoseconds)
         profile.command = commandLine()
         profile.invocations = invocations

@@ -56,6 +56,9 @@ enum TestProgram: String, CaseIterable, Sendable {
     case execer
     /// Dies without running exit handlers: _exit, abort, SIGSEGV, or waits to be killed.
     case victim
+    /// Single-threaded; half its CPU in `read_zero` (read(2) of /dev/zero, mostly in the kernel), half
+    /// in `spin_user`, self-measured (`measured NAME SHARE`, `kernel_share SHARE`).
+    case syscalls
     /// Stripped; CPU in the static functions `hot_one` / `hot_two` / `hot_three`, 50/30/20.
     /// Its unstripped build is `unstrippedExecutable()`.
     case stripped
@@ -139,7 +142,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .threads, .deep, .sleepers, .churn, .stall, .execer, .forkLoader, .keyHoarder, .signalRaces, .windowService, .daemonPipes:
             ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
-             .perfFds, .denyPerfEvents, .pageFaults, .service, .forkRounds: ["gcc", "-O2"]
+             .perfFds, .denyPerfEvents, .pageFaults, .service, .forkRounds, .syscalls: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
         case .inlined: ["gcc", "-O2", "-g"]

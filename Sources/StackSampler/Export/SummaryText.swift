@@ -14,8 +14,9 @@ extension Profile {
             let asked = 1e9 / Double(configuration.periodNanoseconds)
             let basis = configuration.mode == .cpu ? "per CPU-second" : "per second"
             let median = rates.sorted()[rates.count / 2]
-            lines.append("effective rate \(formatted(median, 1)) samples \(basis) per thread (median of \(rates.count) threads; asked \(formatted(asked, 1)))")
+            lines.append("effective rate \(formatted(median, 1)) samples \(basis) per thread (median of \(rates.count) threads; asked \(formatted(asked, 1))\(deliveryNote(sampled)))")
         }
+        if let configuration, configuration.mode == .cpu, configuration.event == nil { lines.append("counts: " + countedTime(configuration)) }
         if overhead != Profile.Overhead() { lines.append("profiler cost: handler \(formatted(Double(overhead.handlerMedianNanoseconds) / 1000, 1)) us median, \(formatted(Double(overhead.handlerP99Nanoseconds) / 1000, 1)) us p99 per sample; sampler thread \(formatted(Double(overhead.samplerCPUNanoseconds) / 1e6, 1)) ms CPU; symbolization \(formatted(Double(overhead.symbolizationNanoseconds) / 1e6, 1)) ms, \(formatted(Double(overhead.symbolTableBytes) / 1e6, 1)) MB of tables") }
         lines.append("lost: \(losses.droppedSamples) dropped (buffer full), \(losses.truncatedSamples) truncated\(configuration.map { " at depth \($0.maxDepth)" } ?? ""), \(losses.leafOnlySamples) leaf-only (too little stack left to walk), \(losses.unwindFailures) ended early (no unwind info), \(losses.unwindFaults) unwind faults, \(losses.missedTicks) late ticks (counted with the stacks found when the sampler woke), \(losses.skippedTicks) skipped ticks (a thread leaving a sleep, moving while walked, or blocking the signal)")
         if let configuration, losses.countedEvents > 0 {
@@ -43,6 +44,29 @@ extension Profile {
         if let line = asyncStacks.summaryLine { lines.append(line) }
         if let invocationSummary { lines.append(invocationSummary) }
         return lines.map { "stacksampler: " + $0 }.joined(separator: "\n") + "\n"
+    }
+
+    /// cpu mode: why the engine delivers fewer samples than asked, when it does (samples weighed, or
+    /// counters blind to the kernel).
+    private func deliveryNote(_ sampled: [Thread]) -> String {
+        guard configuration?.mode == .cpu else { return "" }
+        if !kernelTimeSampled { return "; per CPU-second in user space and in the kernel, and the counters sample user space only (counts:)" }
+        let taken = sampled.reduce(0) { $0 + $1.takenSamples }, weighed = sampled.reduce(0) { $0 + $1.samples }
+        guard taken > 0, Double(weighed) > 1.05 * Double(taken) else { return "" }
+        return "; delivered at most once per scheduler tick, each sample counts for the periods of CPU it covers, "
+            + "\(formatted(Double(weighed) / Double(taken), 1)) on average, so no CPU time is left out"
+    }
+
+    /// cpu mode: what the samples stand for, and (counters of user space only) the share of the
+    /// threads' CPU they could not see, counted by the counters themselves or else by the threads' CPU clocks.
+    private func countedTime(_ configuration: ProfilerConfiguration) -> String {
+        guard !kernelTimeSampled else { return "CPU time in user space and in the kernel (a system call is counted in the function that made it)" }
+        let period = Double(max(1, configuration.periodNanoseconds))
+        let cpu = losses.countedEvents > 0 ? Double(losses.countedEvents) : Double(threads.reduce(UInt64(0)) { $0 + $1.cpuNanoseconds })
+        let periods = cpu / period, taken = Double(threads.reduce(0) { $0 + $1.takenSamples })
+        let lost = periods > 0 ? max(0, 1 - taken / periods) : 0
+        return "user-space CPU time only: \(formatted(lost * 100, 1)) % of the threads' CPU (\(Int(max(0, periods - taken))) of \(Int(periods)) periods) "
+            + "was in the kernel and is not in this profile (the kernel refuses perf counters its own time here; the timer engine counts it)"
     }
 
     /// Continuous mode: the window, the profiler's share of a core over it, and the daemon's reports.

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// cpu mode keeps its meaning at every period: a thread's time in the kernel (its system
+    /// calls) is in the profile at 1 ms as at 10 ms, whichever engine runs, or the summary says
+    /// what is missing and how much.
+    @Suite struct KernelTime {
+        /// Processes that keep every core busy until stopped, and in any case for at most a minute
+        /// of CPU each (the kernel kills them then: the runner's signal mask, which they inherit,
+        /// may block SIGTERM, so they are stopped with SIGKILL).
+        final class BusyCores {
+            private let processes: [Process]
+
+            init() throws {
+                processes = try (0..<ProcessInfo.processInfo.activeProcessorCount).map { _ in
+                    let process = Process()
+                    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+                    process.arguments = ["-c", "ulimit -t 60; while :; do :; done"]
+                    try process.run()
+                    return process
+                }
+            }
+
+            deinit {
+                for process in processes where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                for process in processes { process.waitUntilExit() }
+            }
+        }
+
+        /// What one run of `syscalls` gave: its profile's share of `read_zero` among the two
+        /// functions, the share it measured itself, its kernel share (getrusage), and the summary.
+        struct Split {
+            let profiled: Double
+            let measured: Double
+            let kernel: Double
+            let samples: Double
+            let process: ProcessResult
+
+            /// Samples taken (each worth however many periods), from the summary's effective rate and
+            /// the CPU the program was asked to use.
+            init(_ run: ProfiledRun, seconds: Double) throws {
+                process = run.process
+                let profile = try run.profile()
+                let reading = Double(profile.inclusiveCount { $0 == "read_zero" })
+                let spinning = Double(profile.inclusiveCount { $0 == "spin_user" })
+                profiled = reading + spinning > 0 ? reading / (reading + spinning) : 0
+                measured = try #require(try MeasuredShares(parsing: run.process.stdout).shares["read_zero"])
+                let line = run.process.stdout.split(separator: "\n").first { $0.hasPrefix("kernel_share ") }
+                kernel = Double(line?.split(separator: " ").last ?? "") ?? -1
+                samples = (PerfEngine.rateAndEngine(run.process.stderr).rate ?? 0) * seconds
+            }
+
+            /// How far the profile may be from the program's own split: 5 points, or 4.5 standard
+            /// deviations of a share near 1/2 estimated from `samples` independent samples, if wider
+            /// (the program's rounds of 0.4-1.6 ms keep samples a period apart nearly independent).
+            var band: Double { max(0.05, 4.5 * (0.25 / max(1, samples)).squareRoot()) }
+
+            /// The summary's `counts:` line.
+            var counts: String {
+                process.stderrLines.first { $0.hasPrefix("stacksampler: counts: ") } ?? ""
+            }
+        }
+
+        static func run(period: String, engine: String, seconds: Double, unprivileged: Bool = false,
+                        in directory: String) throws -> Split {
+            let settings = ["STACKSAMPLER_PERIOD": period, "STACKSAMPLER_ENGINE": engine, "STACKSAMPLER_SUMMARY": "-",
+                            "STACKSAMPLER_MODE": "cpu"]
+            guard unprivileged, geteuid() == 0 else {
+                return try Split(ProfiledRun.preload(.syscalls, [String(seconds)], settings: settings, in: directory), seconds: seconds)
+            }
+            // Root without the capabilities that let perf counters count the kernel's time anyway.
+            let output = ProfiledRun.freshProfilePath(for: .syscalls, in: directory)
+            var environment = settings
+            environment["LD_PRELOAD"] = try BuildProducts.preloadLibrary()
+            environment["STACKSAMPLER_OUTPUT"] = output
+            let assignments = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            let process = try ChildProcess.run(
+                "/usr/bin/setpriv", ["--bounding-set=-perfmon,-sys_admin", "--inh-caps=-perfmon,-sys_admin", "/usr/bin/env"]
+                    + assignments + [try TestProgram.syscalls.executable(), String(seconds)],
+                in: directory)
+            return try Split(ProfiledRun(process: process, profilePath: output), seconds: seconds)
+        }
+
+        /// The program spends half its CPU in read(2) of /dev/zero, nearly all of it in the
+        /// kernel. Counters that count user space only showed that function at 3-8 % at 1 ms
+        /// against 45-50 % at 10 ms; now either engine that `auto` picks counts the kernel's time.
+        @Test("a program half in read(2) shows it at 1 ms as at 10 ms and as it measured itself, with every core kept busy (cpu, auto)")
+        func systemCallShareAtEveryPeriod() throws {
+            let directory = try ScratchDirectory.make("kernel-time")
+            let busy = try BusyCores()
+            let coarse = try Self.run(period: "10ms", engine: "auto", seconds: 2, in: directory)
+            let fine = try Self.run(period: "1ms", engine: "auto", seconds: 3, in: directory)
+            withExtendedLifetime(busy) {}
+            for split in [coarse, fine] {
+                #expect(split.process.termination == .exited(0), "\(split.process)")
+                #expect(abs(split.profiled - split.measured) <= split.band,
+                        "read_zero: \(split.profiled) of the samples, \(split.measured) measured, band \(split.band)\n\(split.process.stderr)")
+                #expect(split.counts.contains("user space and in the kernel"), "\(split.process.stderr)")
+            }
+        }
+
+        /// Without CAP_PERFMON, at perf_event_paranoid 2, perf counters may count user space only.
+        @Test("where perf counters may not count the kernel's time, auto runs the timers at 1 ms and says why; --engine perf counts what it lost")
+        func userSpaceOnlyCounters() throws {
+            let directory = try ScratchDirectory.make("kernel-time-refused")
+            let paranoid = Int((try? String(contentsOfFile: "/proc/sys/kernel/perf_event_paranoid", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 2
+            let automatic = try Self.run(period: "1ms", engine: "auto", seconds: 2, unprivileged: true, in: directory)
+            #expect(automatic.process.termination == .exited(0), "\(automatic.process)")
+            let engine = PerfEngine.rateAndEngine(automatic.process.stderr).engine ?? ""
+            #expect(engine.contains("user and kernel time"), "\(automatic.process.stderr)")
+            if paranoid >= 2 {
+                #expect(engine.hasPrefix("CPU-time timers, user and kernel time (perf counters would count user space only here"),
+                        "\(automatic.process.stderr)")
+            }
+            #expect(abs(automatic.profiled - automatic.measured) <= automatic.band,
+                    "read_zero: \(automatic.profiled) of the samples, \(automatic.measured) measured, band \(automatic.band)\n\(automatic.process.stderr)")
+            guard paranoid >= 2 else { return }
+            let forced = try Self.run(period: "1ms", engine: "perf", seconds: 1, unprivileged: true, in: directory)
+            #expect(forced.process.termination == .exited(0), "\(forced.process)")
+            // The share the counters lost, against the kernel's share the program measured (getrusage,
+            // itself estimated from ticks: about 250 over the run, so a few points either way).
+            let prefix = "stacksampler: counts: user-space CPU time only: "
+            let lost = Double(forced.counts.dropFirst(prefix.count).prefix { $0 != " " }) ?? -100
+            #expect(forced.counts.hasPrefix(prefix) && abs(lost - 100 * forced.kernel) <= 10,
+                    "lost \(lost) %, kernel share \(forced.kernel)\n\(forced.process.stderr)")
+        }
+    }
+}
