@@ -195,8 +195,9 @@ extern const char ss_timer_cookie[1];
 SS_HIDDEN int ss_signal_is_engines(const siginfo_t *info);
 /* engine_perf_events.c: whether descriptor `fd` is (or was) one of the engine's counters. Signal-safe. */
 SS_HIDDEN int ss_perf_descriptor_is_ours(int fd);
-/* After a sample from counter `fd`: the first one sets the period it keeps. Signal-safe. */
-SS_HIDDEN void ss_perf_sample_taken(int fd);
+/* At an overflow of counter `fd`, on its thread: whether it is a sample (not one left over from
+ * the counter's random first period); the first one sets the period it keeps. Signal-safe. */
+SS_HIDDEN int ss_perf_sample_counts(int fd);
 
 /* session_hooks.c: the hooks registered by process `process`, or NULL if it registered none
  * (a vfork child shares the memory of a parent that did). */

@@ -144,15 +144,57 @@ static uint64_t sample_period(void) {
     return ss_active_config.event_period ? ss_active_config.event_period : ss_active_config.period_ns;
 }
 
-/* A counter's first period is random, uniform in (0, period]: a thread that uses c < period
- * of CPU is then sampled with probability c / period, each sample worth one period, so short
- * threads are counted without bias. Its first overflow sets the period it keeps. */
-void ss_perf_sample_taken(int fd) {
-    if (!marked(first_period, fd)) return;
+/* The counter at `fd` overflows every period from now on. */
+static void set_whole_period(int fd) {
     mark(first_period, fd, 0);
     if (!still_ours(fd)) return; /* replaced by a file of the program's since the overflow */
     uint64_t period = sample_period();
     ioctl(fd, PERF_EVENT_IOC_PERIOD, &period);
+}
+
+/* The calling thread's counter, once set to the whole period: when (ss_now_ns), at what CPU
+ * time of the thread, and whether its next overflow is still to be checked (ss_perf_sample_counts). */
+static SS_TLS uint64_t period_set_at, cpu_at_period_set;
+static SS_TLS int next_overflow_unchecked;
+/* Overflows dropped as left over from a first period. */
+static _Atomic uint64_t early_overflows;
+
+uint64_t ss_engine_early_overflows(void) { return atomic_load(&early_overflows); }
+
+static uint64_t thread_cpu_ns(void) {
+    struct timespec spent;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spent) != 0) return 0;
+    return (uint64_t)spent.tv_sec * 1000000000u + (uint64_t)spent.tv_nsec;
+}
+
+/* A counter's first period is random, uniform in (0, period]: a thread that uses c < period
+ * of CPU is then sampled with probability c / period, each sample worth one period, so short
+ * threads are counted without bias. Its first overflow sets the period it keeps. Until then
+ * the kernel re-arms the counter with the first period, so a short one (tens of us) overflows
+ * again before the handler has set the whole period (the signal takes 15-30 us to arrive
+ * here), and that signal comes once the handler returns, or once the thread runs again: such
+ * an overflow is no sample (they over-counted threads far shorter than the period by 6 to
+ * 30 %). A true next overflow comes a whole period of the counter's time after the handler set
+ * it, so the thread's CPU time has moved by about that much, and its wall time by more: an
+ * overflow after less than half a period of either is a leftover. The wall clock settles most
+ * at once; the thread's CPU clock (a system call) is read at the first overflow and at most
+ * once after it. A sampled event's overflows are all kept (each is events that happened). */
+int ss_perf_sample_counts(int fd) {
+    uint64_t now = ss_now_ns(), half = sample_period() / 2;
+    if (marked(first_period, fd)) {
+        set_whole_period(fd);
+        period_set_at = now;
+        cpu_at_period_set = thread_cpu_ns();
+        next_overflow_unchecked = 1;
+        return 1;
+    }
+    if (!next_overflow_unchecked || ss_active_config.event_period) return 1;
+    if (now - period_set_at >= half && thread_cpu_ns() - cpu_at_period_set >= half) {
+        next_overflow_unchecked = 0;
+        return 1;
+    }
+    atomic_fetch_add_explicit(&early_overflows, 1, memory_order_relaxed);
+    return 0;
 }
 
 /* Whether the task-clock counters count the threads' time in the kernel too (exclude_kernel 0);
@@ -164,7 +206,7 @@ void ss_perf_count_kernel(int counted) { kernel_counted = counted; }
 int ss_perf_counts_kernel(void) { return kernel_counted && ss_active_config.event_period == 0; }
 
 /* A counter of the session's event (the task clock unless asked otherwise) for thread `tid`
- * (0: the caller), overflowing after `first` events and then (once ss_perf_sample_taken sets
+ * (0: the caller), overflowing after `first` events and then (once ss_perf_sample_counts sets
  * it) every period, counting time in the kernel too with `with_kernel` (the task clock only);
  * -errno on failure. */
 static int open_counter(int32_t tid, uint64_t first, int with_kernel) {

@@ -195,8 +195,9 @@ static void deliver_deferred_faults(void) {
 static void on_sample_signal(int signo, siginfo_t *info, void *context) {
     int saved_errno = errno;
     if (ss_signal_is_engines(info)) {
-        if (atomic_load_explicit(&handler_active, memory_order_relaxed) && !ss_tls_excluded) record_sample(context, info);
-        if (info->si_code == POLL_IN) ss_perf_sample_taken(info->si_fd);
+        int counts = info->si_code != POLL_IN || ss_perf_sample_counts(info->si_fd);
+        if (counts && atomic_load_explicit(&handler_active, memory_order_relaxed) && !ss_tls_excluded)
+            record_sample(context, info);
         deliver_deferred_faults();
     } else {
         atomic_fetch_add_explicit(&foreign_signals, 1, memory_order_relaxed);

@@ -94,6 +94,10 @@ enum {
  *  still pending when the next overflow came). */
 uint64_t ss_engine_events_counted(void);
 
+/** Overflows of the perf engine's task-clock counters dropped as left over from a counter's
+ *  random first period (a second overflow before the handler set the whole period). */
+uint64_t ss_engine_early_overflows(void);
+
 /** The engine of the session (started, or refused): what produces the samples, and why
  *  that one when it was chosen automatically, e.g. "CPU-time timers (perf_event_open: Permission denied)". */
 const char *ss_engine_description(void);

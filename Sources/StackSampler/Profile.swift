@@ -67,6 +67,9 @@ public struct Profile: Sendable {
         /// Attaches refused because the process had reached its descriptor limit (`ulimit -n`): a
         /// thread the perf engine could not open a counter for is not sampled.
         public var descriptorRefusals = 0
+        /// Perf engine: overflows that were no sample, left over from a counter's random first period
+        /// (the kernel re-arms it with that period until the handler has set the whole one).
+        public var earlyOverflows = 0
     }
 
     /// What the profiler itself cost.

@@ -24,7 +24,8 @@ extension Profile {
             let counted = configuration.event == nil ? "\(formatted(Double(losses.countedEvents) / 1e9, 3)) s of CPU" : "\(losses.countedEvents) \(configuration.sampleType)"
             let worth = Int(UInt64(losses.countedEvents) / weight)
             let missing = worth > sampleCount ? "; the other \(worth - sampleCount) fell in the kernel, or were throttled or merged while a signal was pending" : ""
-            lines.append("counters: \(counted) counted, \(worth) samples' worth, \(sampleCount) taken\(missing)")
+            let early = losses.earlyOverflows > 0 ? "; \(losses.earlyOverflows) overflows left over from counters' random first periods were no sample" : ""
+            lines.append("counters: \(counted) counted, \(worth) samples' worth, \(sampleCount) taken\(missing)\(early)")
         }
         if losses.descriptorRefusals > 0 {
             lines.append("descriptors: \(losses.descriptorRefusals) times a thread got no counter: the counters take at most a sixteenth of the file descriptor limit (ulimit -n; see engine:), or the process had reached that limit; those threads were not sampled until one was free")

@@ -6,6 +6,7 @@ struct LossCounters: Sendable {
     var foreignSignals: UInt64
     var countedEvents: UInt64
     var descriptorRefusals: UInt64
+    var earlyOverflows: UInt64
     var missedTicks: Int
     var skippedTicks: Int
 
@@ -17,7 +18,8 @@ struct LossCounters: Sendable {
                        skippedTicks: skippedTicks - start.skippedTicks, overrunPeriods: counts.overrunPeriods,
                        foreignSignals: Int(foreignSignals &- start.foreignSignals),
                        countedEvents: Int(countedEvents &- start.countedEvents),
-                       descriptorRefusals: Int(descriptorRefusals &- start.descriptorRefusals))
+                       descriptorRefusals: Int(descriptorRefusals &- start.descriptorRefusals),
+                       earlyOverflows: Int(earlyOverflows &- start.earlyOverflows))
     }
 }
 
