@@ -4,7 +4,9 @@ import CEngine
 /// timers, in cpu mode), detaches those that exited, and keeps names, CPU times and signal
 /// masks current in the aggregator.
 struct ThreadScan {
-    /// How often each thread's signal mask is checked (a thread that blocks the signal is never sampled).
+    /// How often each thread's signal mask is checked (a thread that blocks the signal is never
+    /// sampled), and its name read again (a new thread's is read when first seen): each is a
+    /// /proc file per thread, most of a scan's cost.
     private static let maskCheckIntervalNanoseconds: UInt64 = 500_000_000
 
     private let mode: SamplingMode
@@ -61,7 +63,7 @@ struct ThreadScan {
             for tid in live {
                 let cpu = ss_thread_cpu_time_ns(tid)
                 guard cpu >= 0 else { continue }
-                aggregator.observe(tid, cpu: cpu, name: ThreadDirectory.name(of: tid), bornDuringSession: !initial, at: now)
+                aggregator.observe(tid, cpu: cpu, name: checkMasks ? ThreadDirectory.name(of: tid) : nil, bornDuringSession: !initial, at: now)
                 if checkMasks {
                     checkMask(tid, at: now, aggregator: &aggregator)
                 } else if ss_thread_signal_blocked(tid) != 0 {
