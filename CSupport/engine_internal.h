@@ -94,6 +94,9 @@ void ss_module_cache_prepare(int deferred);
  * libc, loader, vDSO, the engine's own) and publishes them. Gives up, leaving them listed,
  * once the sampler is stopped. */
 void ss_module_cache_prepare_core(void);
+/* A walk ended early for want of a table: the profiler's own modules are compiled too from
+ * the next refresh on. Signal-safe. */
+SS_HIDDEN void ss_module_cache_want_own_tables(void);
 
 /* unwind.c: the walk through an entered index (ss_unwind_stack enters one itself). */
 SS_HIDDEN int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,

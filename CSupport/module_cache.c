@@ -11,7 +11,8 @@
  * listed, and the sampler thread, as it starts, compiles the core ones
  * (executable, libc, loader, vDSO, the engine's own) before the timers are
  * armed (thread_registry.c), then the others at its first refresh, or sooner
- * when a walk ended early (the Swift runtime alone is about half the work).
+ * when a walk ended early; the profiler's own (its Swift part, the Swift runtime: most of the
+ * work) only once a walk ended early (see own_bases).
  * Every compile gives up when the sampler is stopped, so a program that exits
  * at once does not wait for it. A process with running threads
  * (Profiler.start in a service) gets every table at once, so that no thread's
@@ -56,6 +57,7 @@ typedef struct {
     int seen;
     int pending;
     int core;
+    int own;
     ss_unwind_table *table;
 } known_module;
 
@@ -78,9 +80,63 @@ static unsigned long long cached_adds = ~0ull, cached_subs = ~0ull;
 static _Atomic uint64_t generation;
 static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The profiler's own modules: those its Swift part brought in (ss_module_cache_own_load_begin
+ * and _end around that load), by load address. No thread of the program runs in them while it
+ * is sampled (their code runs on the profiler's own threads, or before and after sampling), so
+ * their tables (about 1.8 MB, most of the sampler's start-up work) are compiled only once a
+ * walk has ended early for want of a table (`own_tables_wanted`). */
+enum { OWN_CAPACITY = 64 };
+static uintptr_t own_bases[OWN_CAPACITY];
+static size_t own_count, modules_before_own_load;
+static _Atomic int own_tables_wanted;
+
 typedef struct {
     unsigned long long adds, subs;
 } loader_counters;
+
+static dl_iterate_phdr_fn real_dl_iterate_phdr(void) {
+    static void *_Atomic real_symbol;
+    return (dl_iterate_phdr_fn)ss_next_symbol("dl_iterate_phdr", &real_symbol);
+}
+
+static int count_module(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)info, (void)size;
+    ++*(size_t *)data;
+    return 0;
+}
+
+static int note_own_module(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    size_t *index = data;
+    if ((*index)++ >= modules_before_own_load && own_count < OWN_CAPACITY) own_bases[own_count++] = info->dlpi_addr;
+    return 0;
+}
+
+void ss_module_cache_own_load_begin(void) {
+    dl_iterate_phdr_fn real = real_dl_iterate_phdr();
+    size_t count = 0;
+    if (real) real(count_module, &count);
+    modules_before_own_load = count;
+}
+
+void ss_module_cache_own_load_end(void) {
+    dl_iterate_phdr_fn real = real_dl_iterate_phdr();
+    size_t index = 0;
+    if (real) real(note_own_module, &index);
+}
+
+void ss_module_cache_want_own_tables(void) { atomic_store_explicit(&own_tables_wanted, 1, memory_order_relaxed); }
+
+static int is_own_module(const struct dl_phdr_info *info) {
+    for (size_t i = 0; i < own_count; i++)
+        if (own_bases[i] == info->dlpi_addr) return 1;
+    return 0;
+}
+
+/* Whether a pass that compiles pending modules compiles `module` now. */
+static int compiled_now(const known_module *module) {
+    return module->pending && (!module->own || atomic_load_explicit(&own_tables_wanted, memory_order_relaxed));
+}
 
 static int read_counters(struct dl_phdr_info *info, size_t size, void *data) {
     loader_counters *counters = data;
@@ -148,10 +204,11 @@ static int note_module(struct dl_phdr_info *info, size_t size, void *data) {
     if (!module) {
         if (known_count == MODULE_CAPACITY) return 1; /* the rest have no table: their samples end early */
         module = &known[known_count++];
-        *module = (known_module){info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, 0, 1, is_core_module(info, first), NULL};
+        *module = (known_module){info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, 0, 1, is_core_module(info, first),
+                                 is_own_module(info), NULL};
     }
     module->seen = 1;
-    if (module->pending && (pass->kind == PASS_ALL || (pass->kind == PASS_CORE && module->core)))
+    if ((pass->kind == PASS_ALL && compiled_now(module)) || (pass->kind == PASS_CORE && module->pending && module->core))
         compile(module, info, pass);
     return 0;
 }
@@ -175,18 +232,17 @@ static void wait_for_readers(int buffer) {
     while (atomic_load(&readers[buffer]) != 0) sched_yield();
 }
 
-/* Whether a module is still listed for compiling. */
+/* Whether a module is still listed for compiling now. */
 static int any_pending(void) {
     for (size_t i = 0; i < known_count; i++)
-        if (known[i].pending) return 1;
+        if (compiled_now(&known[i])) return 1;
     return 0;
 }
 
 /* Lists new modules and compiles what the pass asks for, drops the tables of modules gone,
  * and (unless the pass only lists) publishes the new index. */
 static void refresh(pass_kind kind, int (*cancelled)(void)) {
-    static void *_Atomic real_symbol;
-    dl_iterate_phdr_fn real = (dl_iterate_phdr_fn)ss_next_symbol("dl_iterate_phdr", &real_symbol);
+    dl_iterate_phdr_fn real = real_dl_iterate_phdr();
     if (!real) return;
     pthread_mutex_lock(&refresh_lock);
     loader_counters counters = {0, 0};

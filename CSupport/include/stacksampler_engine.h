@@ -212,6 +212,11 @@ int ss_signal_thread(int32_t tid);
  *  of modules gone, so that the handler never reads a module or takes the loader's lock.
  *  Cheap when nothing was loaded or unloaded. Call from the sampler thread. */
 void ss_module_cache_refresh(void);
+/** Around the load of the profiler's own code (its Swift part and what that brings in): the
+ *  modules it adds are the profiler's, whose unwind tables are compiled only once a walk
+ *  ends early for want of one (no thread of the program runs in them while it is sampled). */
+void ss_module_cache_own_load_begin(void);
+void ss_module_cache_own_load_end(void);
 
 /** Counts the refreshes that found the module list changed (dlopen, dlclose). */
 uint64_t ss_module_cache_generation(void);

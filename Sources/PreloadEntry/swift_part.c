@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "preload_internal.h"
 #include "preload_swift_part.h"
+#include "stacksampler_engine.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -34,7 +35,9 @@ static void load(void) {
         ss_report("cannot locate ", STACKSAMPLER_SWIFT_PART_FILE, " beside the preload library; not profiling");
         return;
     }
+    ss_module_cache_own_load_begin();
     void *library = ss_dlopen_without_swift_backtracer(path);
+    ss_module_cache_own_load_end();
     if (!library) {
         const char *reason = dlerror();
         ss_report("cannot load the profiler: ", reason ? reason : path, "; not profiling");
