@@ -112,6 +112,8 @@ step "handler time at 30-frame stacks, and a bare libunwind walk in a handler fo
 "${helper[@]}" handler
 step "start-up time of /bin/true, $startup_runs runs per variant"
 "${helper[@]}" startup --runs "$startup_runs"
+step "cpu mode's fixed costs: the sampler thread at 100 Hz, start-up while profiling"
+"${helper[@]}" cpu-cost --rounds "$rounds" --seconds 4 --runs "$startup_runs" | tee "$work/cpu-cost.txt" >&2
 step "cpu mode's engines against perf: rates, attribution, slowdown at 1 kHz and at equal delivered rates, cost per sample, page faults"
 "${helper[@]}" engines --rounds "$rounds" --max-wait 60
 step "sampler thread CPU per sample, many distinct stacks at 1 kHz"

@@ -10,6 +10,8 @@ Subcommands (each reads/writes JSON in the work directory given with --work):
   startup      /bin/true with and without the preload library (hyperfine, else own loop)
   engines      cpu mode's perf and timer engines against perf: rates, attribution, slowdown at 1 kHz and at equal
                delivered rates with fixed costs and cost per delivered sample (wall, CPU, the thread's own gaps), page faults
+  cpu-cost     cpu mode's fixed costs: the sampler thread's share of a core at 100 Hz, start-up of /bin/true
+               profiling; with --against, another build's library in the same interleaved rounds
   report       writes BENCHMARKS.md from the JSON files
   report-engines  replaces only the engines section of an existing BENCHMARKS.md (after a lone `engines` run)
 
@@ -21,6 +23,7 @@ import subprocess
 import sys
 
 from bench_common import BenchError, log
+from bench_cpu_cost import cmd_cpu_cost
 from bench_engines import cmd_engines
 from bench_measure import cmd_attribution, cmd_calibrate, cmd_handler, cmd_machine, cmd_slowdown, cmd_startup
 from bench_report import cmd_report, cmd_report_engines
@@ -28,7 +31,7 @@ from bench_report import cmd_report, cmd_report_engines
 COMMANDS = {
     "machine": cmd_machine, "calibrate": cmd_calibrate, "slowdown": cmd_slowdown, "attribution": cmd_attribution,
     "handler": cmd_handler, "startup": cmd_startup, "engines": cmd_engines, "report": cmd_report,
-    "report-engines": cmd_report_engines,
+    "report-engines": cmd_report_engines, "cpu-cost": cmd_cpu_cost,
 }
 
 
@@ -40,7 +43,7 @@ def main():
     p.add_argument("--lib", help="libStackSamplerPreload.so")
     p.add_argument("--seconds", type=float, default=1.2, help="unprofiled run length for slowdown runs")
     p.add_argument("--attribution-seconds", type=float, default=5.0)
-    p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per workload (slowdown)")
+    p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per workload (slowdown, cpu-cost)")
     p.add_argument("--repeats", type=int, default=3, help="runs per profiler (attribution)")
     p.add_argument("--runs", type=int, default=300, help="runs per variant (start-up)")
     p.add_argument("--chunks", type=int, default=3, help="alternating hyperfine batches (start-up)")
@@ -48,6 +51,7 @@ def main():
     p.add_argument("--workloads", help="comma-separated subset (slowdown)")
     p.add_argument("--max-wait", type=float, default=0, help="seconds this phase may wait in all for a quiet machine")
     p.add_argument("--output", default="BENCHMARKS.md")
+    p.add_argument("--against", help="another build's libStackSamplerPreload.so, run in the same rounds (cpu-cost)")
     args = p.parse_args()
     if args.lib:
         args.lib = os.path.abspath(args.lib)

@@ -217,35 +217,38 @@ def cmd_report(args):
         for line in engines_section(load(args.work, "engines.json")):
             w(line)
 
-    deadlock = os.path.join(args.work, "deadlock.txt")
-    if os.path.exists(deadlock):
-        w("## Loader lock: dlopen, exceptions and dl_iterate_phdr under 1 kHz sampling")
+    def file_section(name, heading, intro):
+        """A section of the lines a step wrote to `name` in the work directory, if it ran."""
+        path = os.path.join(args.work, name)
+        if not os.path.exists(path):
+            return
+        w(heading)
         w("")
-        w("`Scripts/check-deadlock.sh` runs Tests/Programs/loader_churn.cpp (three threads: dlopen/dlclose of a "
-          "library, C++ throw/catch, dl_iterate_phdr, 1500 rounds) under StackSampler at 1 ms, each run killed "
-          "if it has not finished after 60 s:")
+        w(intro)
         w("")
-        with open(deadlock) as f:
+        with open(path) as f:
             for line in f.read().splitlines():
                 w(f"- {line}")
         w("")
-    daemon = os.path.join(args.work, "daemon.txt")
-    if os.path.exists(daemon):
-        w("## The daemon: continuous windows over a long run")
-        w("")
-        w("`Scripts/bench-daemon.sh` runs Tests/Programs/window_service.c (4 threads serving requests through call "
-          "chains of random depth) under the preload library in continuous mode: 60 s windows written as rotating "
-          "pprof files (3 kept), the default socket served, one request taken half-way. Cost per window is the "
-          "profiler's own measurement written into each window's profile (sampler thread, handlers, naming, the "
-          "daemon's work on the window before, as a share of one core; budget ≤ 1 % at 100 Hz cpu); resident size is "
-          "the service's own reading of /proc/self/status, the largest in each window: a session holds one window's "
-          "stacks at a time, so it rises within a window and falls at the cut (budget: each window's within 2 MB of the "
-          "second window's).")
-        w("")
-        with open(daemon) as f:
-            for line in f.read().splitlines():
-                w(f"- {line}")
-        w("")
+
+    file_section("deadlock.txt", "## Loader lock: dlopen, exceptions and dl_iterate_phdr under 1 kHz sampling",
+                 "`Scripts/check-deadlock.sh` runs Tests/Programs/loader_churn.cpp (three threads: dlopen/dlclose of a "
+                 "library, C++ throw/catch, dl_iterate_phdr, 1500 rounds) under StackSampler at 1 ms, each run killed "
+                 "if it has not finished after 60 s:")
+    file_section("cpu-cost.txt", "## cpu mode's fixed costs: the sampler thread at 100 Hz, start-up while profiling",
+                 "`python3 Scripts/bench/bench.py cpu-cost` runs Scripts/bench/bench_threads.c (8 busy threads) at cpu "
+                 "100 Hz and reads the sampler thread's CPU from each run's summary (a share of one core over the session; "
+                 "budget ≤ 0.2 %), and times `/bin/true` unprofiled and under the preload library profiling, interleaved "
+                 "(budget: ≤ 3 ms added):")
+    file_section("daemon.txt", "## The daemon: continuous windows over a long run",
+                 "`Scripts/bench-daemon.sh` runs Tests/Programs/window_service.c (4 threads serving requests through call "
+                 "chains of random depth) under the preload library in continuous mode: 60 s windows written as rotating "
+                 "pprof files (3 kept), the default socket served, one request taken half-way. Cost per window is the "
+                 "profiler's own measurement written into each window's profile (sampler thread, handlers, naming, the "
+                 "daemon's work on the window before, as a share of one core; budget ≤ 1 % at 100 Hz cpu); resident size is "
+                 "the service's own reading of /proc/self/status, the largest in each window: a session holds one window's "
+                 "stacks at a time, so it rises within a window and falls at the cut (budget: each window's within 2 MB of the "
+                 "second window's).")
     w("## Commands")
     w("")
     w("```")
