@@ -89,8 +89,8 @@ extension EndToEnd {
         func systemCallShareAtEveryPeriod() throws {
             let directory = try ScratchDirectory.make("kernel-time")
             let busy = try BusyCores()
-            let coarse = try Self.run(period: "10ms", engine: "auto", seconds: 2, in: directory)
-            let fine = try Self.run(period: "1ms", engine: "auto", seconds: 3, in: directory)
+            let coarse = try Self.run(period: "10ms", engine: "auto", seconds: 1.5, in: directory)
+            let fine = try Self.run(period: "1ms", engine: "auto", seconds: 2, in: directory)
             withExtendedLifetime(busy) {}
             for split in [coarse, fine] {
                 #expect(split.process.termination == .exited(0), "\(split.process)")
