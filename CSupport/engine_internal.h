@@ -88,12 +88,8 @@ SS_HIDDEN const ss_unwind_row *ss_module_index_find(const ss_module_index *index
  * waits for the sampler thread to park between ticks, outside any refresh: fork_quiesce.c). */
 void ss_module_cache_reset_after_fork(void);
 /* At engine start: compiles every module's table now, or with `deferred` none, listing
- * them all for the sampler thread (ss_module_cache_prepare_core, then its refreshes). */
+ * them all for the sampler thread (ss_module_cache_refresh as it starts, before arming). */
 void ss_module_cache_prepare(int deferred);
-/* The sampler thread as it starts: compiles the listed core modules' tables (executable,
- * libc, loader, vDSO, the engine's own) and publishes them. Gives up, leaving them listed,
- * once the sampler is stopped. */
-void ss_module_cache_prepare_core(void);
 
 /* unwind.c: the walk through an entered index (ss_unwind_stack enters one itself). */
 SS_HIDDEN int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,

@@ -105,7 +105,7 @@ const char *ss_engine_description(void);
 int ss_engine_init(const ss_config *config);
 
 /** Called by the sampler thread as it starts, before its first tick: compiles the
- *  unwind tables the start left to it (the core modules'), then arms the timers it
+ *  unwind tables the start left to it (every module listed at start), then arms the timers it
  *  deferred. Returns early once ss_sampler_wake() has been called. */
 void ss_engine_sampler_starting(void);
 
