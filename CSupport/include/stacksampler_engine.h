@@ -239,6 +239,11 @@ enum {
 int ss_unwind_stack(uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, ss_memory_reader read, void *context,
                     uintptr_t *frames, int capacity, int *outcome);
 
+/** ss_unwind_stack from the context a signal interrupted (`interrupted`, a ucontext_t), with every
+ *  register the handler's walk starts from (rbx too: the CFA of the loader's lazy-binding resolver). */
+int ss_unwind_context(const void *interrupted, ss_memory_reader read, void *context, uintptr_t *frames, int capacity,
+                      int *outcome);
+
 /** How a walk of a Swift async context chain ended (Parent, ResumeParent from an async context). */
 enum {
     SS_ASYNC_COMPLETE = 0,   /**< reached the task's first context (Parent NULL): the chain is recorded */

@@ -65,7 +65,8 @@ typedef struct {
 /* The interrupted registers and stack of a pair that differed, to walk again at exit with every
  * table compiled: a module loaded since the last refresh is not a disagreement. */
 typedef struct {
-    uintptr_t pc, sp, fp, low;
+    ucontext_t interrupted;
+    uintptr_t low;
     size_t length;
     unsigned char bytes[COPY_PAGES * PAGE];
 } stack_copy;
@@ -103,8 +104,7 @@ static void record(context_record *r, ucontext_t *uc) {
     const greg_t *gregs = uc->uc_mcontext.gregs;
     int outcome = SS_WALK_ENDED_EARLY;
     page.valid = 0;
-    r->ours_count = (uint16_t)ss_unwind_stack((uintptr_t)gregs[REG_RIP], (uintptr_t)gregs[REG_RSP], (uintptr_t)gregs[REG_RBP], 1,
-                                              ss_read_memory_paged, &page, r->ours, MAX_FRAMES, &outcome);
+    r->ours_count = (uint16_t)ss_unwind_context(uc, ss_read_memory_paged, &page, r->ours, MAX_FRAMES, &outcome);
     r->ours_end = outcome == SS_WALK_COMPLETE ? END_ROOT : outcome == SS_WALK_TRUNCATED ? END_TRUNCATED : END_FAILED;
     r->theirs_count = (uint16_t)walk_theirs(uc, r->theirs, &r->theirs_end);
     r->copy = -1;
@@ -114,8 +114,8 @@ static void record(context_record *r, ucontext_t *uc) {
     unsigned slot = atomic_fetch_add(&copies_claimed, 1);
     if (slot >= COPY_SLOTS) return;
     stack_copy *copy = &copies[slot];
-    *copy = (stack_copy){(uintptr_t)gregs[REG_RIP], (uintptr_t)gregs[REG_RSP], (uintptr_t)gregs[REG_RBP],
-                         (uintptr_t)gregs[REG_RSP] & ~(uintptr_t)(PAGE - 1), 0, {0}};
+    copy->interrupted = *uc;
+    copy->low = (uintptr_t)gregs[REG_RSP] & ~(uintptr_t)(PAGE - 1);
     struct iovec local[COPY_PAGES], remote[COPY_PAGES];
     for (int i = 0; i < COPY_PAGES; i++) {
         local[i] = (struct iovec){copy->bytes + i * PAGE, PAGE};
@@ -140,7 +140,7 @@ static int replay_agrees(const context_record *r) {
     stack_copy *copy = &copies[r->copy];
     uintptr_t frames[MAX_FRAMES];
     int outcome = SS_WALK_ENDED_EARLY;
-    int count = ss_unwind_stack(copy->pc, copy->sp, copy->fp, 1, read_copy, copy, frames, MAX_FRAMES, &outcome);
+    int count = ss_unwind_context(&copy->interrupted, read_copy, copy, frames, MAX_FRAMES, &outcome);
     uint8_t end = outcome == SS_WALK_COMPLETE ? END_ROOT : outcome == SS_WALK_TRUNCATED ? END_TRUNCATED : END_FAILED;
     return count == r->theirs_count && end == r->theirs_end && memcmp(frames, r->theirs, count * sizeof frames[0]) == 0;
 }
