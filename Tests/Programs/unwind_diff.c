@@ -5,8 +5,8 @@
  *
  * It arms ITIMER_PROF (UNWIND_DIFF_PERIOD_US, default 1000) and, in its own SIGPROF handler, walks
  * the interrupted context twice, into preallocated records: with the engine's tables
- * (ss_unwind_stack from the ucontext's rip, rsp and rbp, memory read through process_vm_readv) and
- * with libunwind (unw_init_local2 with UNW_INIT_SIGNAL_FRAME on the ucontext). libunwind is loaded
+ * (ss_unwind_context from the ucontext's rip, rsp, rbp and rbx, as the profiler's handler walks;
+ * memory read through process_vm_readv) and with libunwind (unw_init_local2 with UNW_INIT_SIGNAL_FRAME on the ucontext). libunwind is loaded
  * privately (RTLD_LOCAL) so that the program's C++ exceptions keep libgcc's unwinder. A thread of
  * its own refreshes the engine's tables every 2 ms, as the profiler's sampler thread does, after
  * one refresh in the constructor (so the modules a program starts with have tables before main).
@@ -15,8 +15,8 @@
  * Both lists start at the interrupted pc, then give each caller's return address. At exit the
  * pairs are compared step by step (frame i to frame i + 1) until the first difference, where
  * both reach a thread's first frame, or where either reached its depth limit. A step agrees when
- * both give the same caller, or both end there the same way. A pair that differs has its
- * registers and 64 KiB of its stack copied in the handler; at exit the engine walks that copy
+ * both give the same caller, or both end there the same way. A pair that differs (the first 64)
+ * has its registers and 64 KiB of its stack copied in the handler; at exit the engine walks that copy
  * again with every table compiled, and if it then gives libunwind's frames the pair met a module
  * loaded since the last refresh (late_tables, not compared). FILE gets:
  *   contexts N / dropped N / late_tables N / steps N / agreeing N / whole N (both reached the root
