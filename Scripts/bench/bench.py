@@ -12,6 +12,8 @@ Subcommands (each reads/writes JSON in the work directory given with --work):
                delivered rates with fixed costs and cost per delivered sample (wall, CPU, the thread's own gaps), page faults
   report       writes BENCHMARKS.md from the JSON files
   report-engines  replaces only the engines section of an existing BENCHMARKS.md (after a lone `engines` run)
+  unwind-agreement  the engine's stack walk against libunwind's, frame by frame, on real programs (--repeats runs each)
+  report-unwind   writes or replaces BENCHMARKS.md's unwinding section (after `unwind-agreement`)
 
 Everything prints progress to stderr and exits non-zero with a message on the first failure.
 """
@@ -24,11 +26,12 @@ from bench_common import BenchError, log
 from bench_engines import cmd_engines
 from bench_measure import cmd_attribution, cmd_calibrate, cmd_handler, cmd_machine, cmd_slowdown, cmd_startup
 from bench_report import cmd_report, cmd_report_engines
+from bench_unwind import cmd_report_unwind, cmd_unwind_agreement
 
 COMMANDS = {
     "machine": cmd_machine, "calibrate": cmd_calibrate, "slowdown": cmd_slowdown, "attribution": cmd_attribution,
     "handler": cmd_handler, "startup": cmd_startup, "engines": cmd_engines, "report": cmd_report,
-    "report-engines": cmd_report_engines,
+    "report-engines": cmd_report_engines, "unwind-agreement": cmd_unwind_agreement, "report-unwind": cmd_report_unwind,
 }
 
 
@@ -41,7 +44,7 @@ def main():
     p.add_argument("--seconds", type=float, default=1.2, help="unprofiled run length for slowdown runs")
     p.add_argument("--attribution-seconds", type=float, default=5.0)
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per workload (slowdown)")
-    p.add_argument("--repeats", type=int, default=3, help="runs per profiler (attribution)")
+    p.add_argument("--repeats", type=int, default=3, help="runs per profiler (attribution), per program (unwind-agreement)")
     p.add_argument("--runs", type=int, default=300, help="runs per variant (start-up)")
     p.add_argument("--chunks", type=int, default=3, help="alternating hyperfine batches (start-up)")
     p.add_argument("--slow-runs", type=int, default=15, help="runs of perf record /bin/true (start-up)")
