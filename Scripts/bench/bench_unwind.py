@@ -54,6 +54,8 @@ def parse(path):
                 report["modules"][fields[1]] = (int(fields[3]), int(fields[5]))
             elif fields[0] == "disagreement":
                 report["disagreements"].append(line.strip())
+            elif fields[0] == "ended":
+                report.setdefault("no_unwind_info_frames", []).append(line.strip())
             elif len(fields) == 2:
                 report[fields[0]] = int(fields[1])
     return report
@@ -87,14 +89,16 @@ def cmd_unwind_agreement(args):
             log(f"unwind-agreement: {name}: {report['agreeing']} of {report['steps']} steps agree, "
                 f"{len(report['disagreements'])} disagreement(s)")
     libunwind = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "libunwind8"], capture_output=True, text=True).stdout
-    save(args.work, "unwind_agreement.json", {"repeats": args.repeats, "libunwind": libunwind or "?", "runs": results})
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    save(args.work, "unwind_agreement.json",
+         {"repeats": args.repeats, "libunwind": libunwind or "?", "commit": commit or "?", "runs": results})
 
 
 def section(data):
     runs = data["runs"]
     lines = [SECTION, ""]
     total = {key: sum(run.get(key, 0) for run in runs)
-             for key in ("contexts", "steps", "agreeing", "whole", "late_tables", "signal_frames")}
+             for key in ("contexts", "steps", "agreeing", "whole", "late_tables", "no_unwind_info", "signal_frames")}
     lines.append(f"Tests/Programs/unwind_diff.c walks each sampled context (ITIMER_PROF at 1 ms) with the engine's tables and "
                  f"with libunwind {data.get('libunwind', '?')} ({data['repeats']} runs of each program; `python3 "
                  f"Scripts/bench/bench.py unwind-agreement --work out/bench --lib .build/release/libStackSamplerPreload.so "
@@ -104,8 +108,9 @@ def section(data):
     share = total["agreeing"] / max(total["steps"], 1) * 100
     lines.append(f"In all: {total['contexts']:,} contexts, {total['agreeing']:,} of {total['steps']:,} steps agree ({share:.3f} %), "
                  f"{total['whole']:,} contexts whole and alike on both sides, {total['signal_frames']:,} agreeing steps through "
-                 f"the signal frame of a handler of the program's own; {total['late_tables']} met a module loaded since the last "
-                 f"refresh of the tables (not counted). README, How it works, says what each disagreement was.")
+                 f"the signal frame of a handler of the program's own; not compared: {total['late_tables']} that met a module "
+                 f"loaded since the last refresh of the tables, {total['no_unwind_info']} where the engine stopped by design at a "
+                 f"frame without unwind info (listed below). README, How it works, says what each disagreement was.")
     lines.append("")
     lines += ["| program | contexts | steps | agreeing | disagreeing |", "|---|---:|---:|---:|---:|"]
     for name in dict.fromkeys(run["workload"] for run in runs):
@@ -135,6 +140,11 @@ def section(data):
     else:
         lines.append("No disagreement.")
     lines.append("")
+    ended = [line for run in runs for line in run.get("no_unwind_info_frames", [])]
+    if ended:
+        lines += ["Frames without unwind info where the engine stopped (not compared):", ""]
+        lines += [f"- `{line[:400]}`" for line in ended]
+        lines.append("")
     return lines
 
 
@@ -142,11 +152,10 @@ def cmd_report_unwind(args):
     """Writes the section into --output, replacing an earlier one, or appending it."""
     data = load(args.work, "unwind_agreement.json")
     text = open(args.output).read() if os.path.exists(args.output) else ""
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "?"
     when = datetime.datetime.fromtimestamp(os.path.getmtime(os.path.join(args.work, "unwind_agreement.json")),
                                            datetime.timezone.utc)
     lines = section(data)
-    lines[1:1] = ["", f"Measured on {when:%Y-%m-%d %H:%M} UTC at commit {commit}."]
+    lines[1:1] = ["", f"Measured on {when:%Y-%m-%d %H:%M} UTC at commit {data.get('commit', '?')}."]
     new = "\n".join(lines) + "\n"
     start = text.find(SECTION)
     if start < 0:

@@ -18,11 +18,15 @@
  * both give the same caller, or both end there the same way. A pair that differs (the first 64)
  * has its registers and 64 KiB of its stack copied in the handler; at exit the engine walks that copy
  * again with every table compiled, and if it then gives libunwind's frames the pair met a module
- * loaded since the last refresh (late_tables, not compared). FILE gets:
- *   contexts N / dropped N / late_tables N / steps N / agreeing N / whole N (both reached the root
- *   alike) / signal_frames N (agreeing steps through a signal frame of the program's own handler)
+ * loaded since the last refresh (late_tables, not compared). A pair where the engine stopped at
+ * a frame of a module that has no FDE there (libgcc's _Unwind_Find_FDE) is not compared either:
+ * the engine ends a stack there by design, and libunwind guesses on (no_unwind_info). FILE gets:
+ *   contexts N / dropped N / late_tables N / no_unwind_info N / steps N / agreeing N / whole N
+ *   (both reached the root alike) / signal_frames N (agreeing steps through a signal frame of
+ *   the program's own handler)
  *   module NAME steps N agreeing N                            per module of the unwound frame
  *   disagreement KIND MODULE+0xOFFSET SYMBOL count N ends OURS/THEIRS ours … libunwind …
+ *   ended no-unwind-info MODULE+0xOFFSET SYMBOL count N …     where the engine stopped so
  * grouped by kind and frame. KIND: differs (another caller), ours-ended (the engine stopped,
  * libunwind went on), libunwind-ended (the reverse), root-differs (both stopped there, one
  * calling it the root, the other a failure), start-differs (not the same interrupted pc). */
@@ -258,7 +262,19 @@ static void note_disagreement(const char *kind, uintptr_t pc, unsigned example) 
     if (group_count < MAX_GROUPS) groups[group_count++] = (disagreement_group){kind, pc, 1, example};
 }
 
-static unsigned long late_tables, through_signal_frames;
+static unsigned long late_tables, through_signal_frames, without_unwind_info;
+
+/* libgcc's lookup of the FDE that covers a pc (the program's .eh_frame), to tell a frame without
+ * unwind info, where the engine ends a stack by design, from a wrong walk. */
+typedef struct {
+    void *tbase, *dbase, *func;
+} fde_bases;
+static const void *(*find_fde)(void *pc, fde_bases *bases);
+
+static int has_fde(uintptr_t pc) {
+    fde_bases bases;
+    return !find_fde || find_fde((void *)pc, &bases) != NULL;
+}
 static uintptr_t signal_trampoline; /* the C library's sa_restorer: a return into it is a signal frame */
 
 /* Compares one record; returns whether both walks reached the root alike. */
@@ -280,6 +296,11 @@ static int compare(const context_record *r, unsigned index, unsigned long *steps
         else if (theirs_next) kind = "ours-ended";
         else if (r->ours_end != r->theirs_end) kind = "root-differs";
         module_tally *module = module_of(r->ours[i], i > 0);
+        if (kind && !ours_next && r->ours_end == END_FAILED && module && !has_fde(r->ours[i] - (i > 0))) {
+            without_unwind_info++; /* a frame of a module outside its FDEs: not a walk to compare */
+            note_disagreement("no-unwind-info", r->ours[i], index);
+            return 0;
+        }
         (*steps)++;
         if (module) module->steps++;
         if (kind) {
@@ -308,13 +329,16 @@ __attribute__((destructor)) static void finish(void) {
     unsigned recorded = count < capacity ? count : capacity;
     unsigned long steps = 0, agreeing = 0, whole = 0;
     ss_module_cache_refresh();
+    void *libgcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (libgcc) find_fde = (__typeof__(find_fde))dlsym(libgcc, "_Unwind_Find_FDE");
     struct sigaction installed;
     if (sigaction(SIGPROF, NULL, &installed) == 0) signal_trampoline = (uintptr_t)installed.sa_restorer;
     for (unsigned i = 0; i < recorded; i++) whole += compare(&records[i], i, &steps, &agreeing);
     FILE *out = fopen(getenv("UNWIND_DIFF_OUTPUT"), "w");
     if (!out) { perror("unwind_diff: output"); return; }
-    fprintf(out, "contexts %u\ndropped %u\nlate_tables %lu\nsteps %lu\nagreeing %lu\nwhole %lu\nsignal_frames %lu\n", recorded,
-            count - recorded, late_tables, steps, agreeing, whole, through_signal_frames);
+    fprintf(out, "contexts %u\ndropped %u\nlate_tables %lu\nno_unwind_info %lu\nsteps %lu\nagreeing %lu\nwhole %lu\n"
+                 "signal_frames %lu\n", recorded, count - recorded, late_tables, without_unwind_info, steps, agreeing, whole,
+            through_signal_frames);
     for (int i = 0; i < module_count; i++)
         if (modules[i].steps)
             fprintf(out, "module %s steps %lu agreeing %lu\n", modules[i].name, modules[i].steps, modules[i].agreeing);
@@ -323,7 +347,7 @@ __attribute__((destructor)) static void finish(void) {
         const context_record *r = &records[group->example];
         Dl_info info;
         int found = group->pc && dladdr((void *)(group->pc - (group->pc == r->ours[0] ? 0 : 1)), &info) && info.dli_sname;
-        fprintf(out, "disagreement %s", group->kind);
+        fprintf(out, "%s %s", strcmp(group->kind, "no-unwind-info") == 0 ? "ended" : "disagreement", group->kind);
         print_frame(out, group->pc, group->pc != r->ours[0]);
         static const char *const ends[] = {"root", "failed", "truncated"};
         fprintf(out, " %s count %lu ends %s/%s", found ? info.dli_sname : "?", group->count, ends[r->ours_end], ends[r->theirs_end]);
