@@ -39,7 +39,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
-#include <string.h>
+#include <stddef.h>
 
 typedef int (*phdr_callback)(struct dl_phdr_info *, size_t, void *);
 typedef int (*dl_iterate_phdr_fn)(phdr_callback, void *);
