@@ -245,7 +245,7 @@ int ss_engine_init(const ss_config *config) {
 }
 
 void ss_engine_sampler_starting(void) {
-    ss_module_cache_prepare_core();
+    ss_module_cache_refresh(); /* every listed module's table: gives up once the sampler is stopped */
     if (ss_sampler_stop_requested()) return;
     settle_presumed_engine();
     ss_registry_arm_deferred(session_engine);

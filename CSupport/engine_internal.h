@@ -35,25 +35,24 @@ enum {
     SS_ROW_NONE = 0,      /* no unwind info here (between functions) */
     SS_ROW_CFA_RSP,       /* CFA = rsp + cfa_offset */
     SS_ROW_CFA_RBP,       /* CFA = rbp + cfa_offset */
+    SS_ROW_CFA_RBX,       /* CFA = rbx + cfa_offset (the loader's lazy-binding resolver, which realigns rsp) */
     SS_ROW_PLT,           /* CFA = rsp + 8, or rsp + 16 once (pc & 15) >= cfa_offset */
     SS_ROW_OUTERMOST,     /* return address undefined: the first frame of a thread */
     SS_ROW_SIGNAL,        /* signal trampoline: the caller's registers are in a ucontext at rsp */
     SS_ROW_UNKNOWN,       /* a rule the walk cannot follow (DWARF expression, register save) */
 };
-#define SS_RBP_UNCHANGED 0        /* rbp_offset: the caller's rbp is this frame's */
-#define SS_RBP_UNKNOWN INT16_MIN  /* rbp_offset: the caller's rbp cannot be known */
-#define SS_R14_UNCHANGED 0        /* r14_slot: the caller's r14 is this frame's */
-#define SS_R14_UNKNOWN INT8_MIN   /* r14_slot: the caller's r14 cannot be known */
+/* A caller's register is at CFA + 8 * slot, or one of these markers. */
+#define SS_SLOT_UNCHANGED 0        /* the caller's value is this frame's */
+#define SS_SLOT_UNKNOWN INT8_MIN   /* the caller's value cannot be known */
 
 /* The rule from module address `pc` (relative to the table's bias) to the next row's.
- * The return address is at CFA-8; the caller's rbp at CFA + rbp_offset unless a marker;
- * the caller's r14 (the Swift async context register) at CFA + 8 * r14_slot unless a marker. */
+ * The return address is at CFA-8; the caller's rbp, rbx and r14 (the Swift async context
+ * register) at CFA + 8 * their slot unless a marker. */
 typedef struct {
     uint32_t pc;
     int32_t cfa_offset;
-    int16_t rbp_offset;
     uint8_t kind;
-    int8_t r14_slot;
+    int8_t rbp_slot, rbx_slot, r14_slot;
 } ss_unwind_row;
 
 /* Rows sorted by pc, in a mapping of their own, then a page index: the rows whose pc
@@ -88,19 +87,17 @@ SS_HIDDEN const ss_unwind_row *ss_module_index_find(const ss_module_index *index
  * waits for the sampler thread to park between ticks, outside any refresh: fork_quiesce.c). */
 void ss_module_cache_reset_after_fork(void);
 /* At engine start: compiles every module's table now, or with `deferred` none, listing
- * them all for the sampler thread (ss_module_cache_prepare_core, then its refreshes). */
+ * them all for the sampler thread (ss_module_cache_refresh as it starts, before arming). */
 void ss_module_cache_prepare(int deferred);
-/* The sampler thread as it starts: compiles the listed core modules' tables (executable,
- * libc, loader, vDSO, the engine's own) and publishes them. Gives up, leaving them listed,
- * once the sampler is stopped. */
-void ss_module_cache_prepare_core(void);
 /* A walk ended early for want of a table: the profiler's own modules are compiled too from
  * the next refresh on. Signal-safe. */
 SS_HIDDEN void ss_module_cache_want_own_tables(void);
 
-/* unwind.c: the walk through an entered index (ss_unwind_stack enters one itself). */
+/* unwind.c: the walk through an entered index (ss_unwind_stack enters one itself), from the
+ * interrupted pc, sp, rbp and rbx (`*_known` 0 when not known). */
 SS_HIDDEN int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,
-                   ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome);
+                             uintptr_t rbx, int rbx_known, ss_memory_reader read, void *context, uintptr_t *frames,
+                             int capacity, int *outcome);
 
 /* What a walk notes for the Swift async chain (async_stack.c): the frame the runtime's
  * job-running function called, and r14 (the async context register) in that frame. */
@@ -114,8 +111,8 @@ typedef struct {
 
 /* ss_unwind_walk that also follows r14 and fills `probe` (which may be NULL). */
 SS_HIDDEN int ss_unwind_walk_probed(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp,
-                                    int fp_known, ss_memory_reader read, void *context, uintptr_t *frames,
-                                    int capacity, int *outcome, ss_async_probe *probe);
+                                    int fp_known, uintptr_t rbx, int rbx_known, ss_memory_reader read, void *context,
+                                    uintptr_t *frames, int capacity, int *outcome, ss_async_probe *probe);
 
 /* async_runtime.c: the Swift concurrency runtime's job-running function, found when the
  * module cache sees the runtime (outside signal context, under the loader's lock). */

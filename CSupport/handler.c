@@ -159,8 +159,9 @@ static void record_sample(const ucontext_t *context, const siginfo_t *info) {
         int async = ss_async_runtime_job_range(&probe.job_low, &probe.job_high);
         if (sigsetjmp(unwind_escape, 0) == 0) {
             count = ss_unwind_walk_probed(index, (uintptr_t)registers[REG_RIP], (uintptr_t)registers[REG_RSP],
-                                          (uintptr_t)registers[REG_RBP], 1, read_directly, NULL, sample->frames,
-                                          (int)ss_active_config.max_depth, &outcome, async ? &probe : NULL);
+                                          (uintptr_t)registers[REG_RBP], 1, (uintptr_t)registers[REG_RBX], 1, read_directly,
+                                          NULL, sample->frames, (int)ss_active_config.max_depth, &outcome,
+                                          async ? &probe : NULL);
             sample->depth = (uint16_t)count;
             sample->flags = outcome == SS_WALK_TRUNCATED ? SS_SAMPLE_TRUNCATED
                           : outcome == SS_WALK_ENDED_EARLY ? SS_SAMPLE_UNWIND_FAILED : 0;

@@ -8,11 +8,12 @@
  * the caller's thread (the preload library's constructor, before main), no
  * table is compiled there, so that a profiled program does not start a
  * millisecond later (libc's table alone takes about that): the modules are
- * listed, and the sampler thread, as it starts, compiles the core ones
- * (executable, libc, loader, vDSO, the engine's own) before the timers are
- * armed (thread_registry.c), then the others at its first refresh, or sooner
- * when a walk ended early; the profiler's own (its Swift part, the Swift runtime: most of the
- * work) only once a walk ended early (see own_bases).
+ * listed, and the sampler thread, as it starts, compiles every listed one
+ * before the timers are armed (thread_registry.c). (Compiling only libc, the
+ * loader and the executable first left the program's other libraries to the
+ * first refresh, a tick later: xz's first samples in liblzma ended at the leaf.)
+ * The profiler's own modules (its Swift part, the Swift runtime: most of the
+ * work) are compiled only once a walk ended early (see own_bases).
  * Every compile gives up when the sampler is stopped, so a program that exits
  * at once does not wait for it. A process with running threads
  * (Profiler.start in a service) gets every table at once, so that no thread's
@@ -40,7 +41,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
-#include <string.h>
+#include <stddef.h>
 
 typedef int (*phdr_callback)(struct dl_phdr_info *, size_t, void *);
 typedef int (*dl_iterate_phdr_fn)(phdr_callback, void *);
@@ -56,7 +57,6 @@ typedef struct {
     int header_count;
     int seen;
     int pending;
-    int core;
     int own;
     ss_unwind_table *table;
 } known_module;
@@ -89,10 +89,6 @@ enum { OWN_CAPACITY = 64 };
 static uintptr_t own_bases[OWN_CAPACITY];
 static size_t own_count, modules_before_own_load;
 static _Atomic int own_tables_wanted;
-
-typedef struct {
-    unsigned long long adds, subs;
-} loader_counters;
 
 static dl_iterate_phdr_fn real_dl_iterate_phdr(void) {
     static void *_Atomic real_symbol;
@@ -138,6 +134,10 @@ static int compiled_now(const known_module *module) {
     return module->pending && (!module->own || atomic_load_explicit(&own_tables_wanted, memory_order_relaxed));
 }
 
+typedef struct {
+    unsigned long long adds, subs;
+} loader_counters;
+
 static int read_counters(struct dl_phdr_info *info, size_t size, void *data) {
     loader_counters *counters = data;
     if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
@@ -147,37 +147,14 @@ static int read_counters(struct dl_phdr_info *info, size_t size, void *data) {
     return 1;
 }
 
-/* Whether the module holds the engine itself (its pthread_create and thread trampoline are on
- * the stacks of threads created while sampling). */
-static int holds_engine(const struct dl_phdr_info *info) {
-    uintptr_t engine = (uintptr_t)&ss_module_cache_prepare;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
-        uintptr_t start = info->dlpi_addr + segment->p_vaddr;
-        if (segment->p_type == PT_LOAD && engine >= start && engine - start < segment->p_memsz) return 1;
-    }
-    return 0;
-}
-
-/* The modules nearly every stack runs through, compiled at once when the engine starts:
- * the executable (listed first), libc (thread roots, system call wrappers), the loader
- * (lazy binding), the vDSO and the engine's own (the trampoline of every new thread). */
-static int is_core_module(const struct dl_phdr_info *info, int first) {
-    const char *name = info->dlpi_name ? info->dlpi_name : "";
-    return first || strstr(name, "/libc.so") || strstr(name, "/ld-linux") || strncmp(name, "linux-vdso", 10) == 0 ||
-           holds_engine(info);
-}
-
 /* What a pass of note_module compiles. */
 typedef enum {
     PASS_LIST, /* at start: every module listed as pending, none compiled */
-    PASS_CORE, /* the sampler thread as it starts: the pending core modules */
     PASS_ALL,  /* new and pending modules */
 } pass_kind;
 
 typedef struct {
     pass_kind kind;
-    int first;              /* the next module is the first listed (the executable) */
     int (*cancelled)(void); /* NULL, or says the sampler is stopping: compiles give up */
 } refresh_pass;
 
@@ -193,8 +170,6 @@ static void compile(known_module *module, const struct dl_phdr_info *info, const
 static int note_module(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     refresh_pass *pass = data;
-    int first = pass->first;
-    pass->first = 0;
     if (pass->kind == PASS_ALL) ss_async_runtime_note(info); /* reads a file: not on the start-up path */
     known_module *module = NULL;
     for (size_t i = 0; i < known_count && !module; i++)
@@ -204,12 +179,10 @@ static int note_module(struct dl_phdr_info *info, size_t size, void *data) {
     if (!module) {
         if (known_count == MODULE_CAPACITY) return 1; /* the rest have no table: their samples end early */
         module = &known[known_count++];
-        *module = (known_module){info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, 0, 1, is_core_module(info, first),
-                                 is_own_module(info), NULL};
+        *module = (known_module){info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, 0, 1, is_own_module(info), NULL};
     }
     module->seen = 1;
-    if ((pass->kind == PASS_ALL && compiled_now(module)) || (pass->kind == PASS_CORE && module->pending && module->core))
-        compile(module, info, pass);
+    if (pass->kind == PASS_ALL && compiled_now(module)) compile(module, info, pass);
     return 0;
 }
 
@@ -252,7 +225,7 @@ static void refresh(pass_kind kind, int (*cancelled)(void)) {
         return;
     }
     for (size_t i = 0; i < known_count; i++) known[i].seen = 0;
-    refresh_pass pass = {kind, 1, cancelled};
+    refresh_pass pass = {kind, cancelled};
     real(note_module, &pass);
     /* Modules gone leave the list now and the index next; their tables stay until no reader has them. */
     static ss_unwind_table *gone[MODULE_CAPACITY]; /* under refresh_lock; off a caller's small stack */
@@ -280,8 +253,6 @@ static void refresh(pass_kind kind, int (*cancelled)(void)) {
 void ss_module_cache_refresh(void) { refresh(PASS_ALL, ss_sampler_stop_requested); }
 
 void ss_module_cache_prepare(int deferred) { refresh(deferred ? PASS_LIST : PASS_ALL, NULL); }
-
-void ss_module_cache_prepare_core(void) { refresh(PASS_CORE, ss_sampler_stop_requested); }
 
 void ss_module_cache_reset_after_fork(void) {
     /* A thread of the parent may have been reading or refreshing at fork(): it does not exist here. */

@@ -12,9 +12,10 @@
  * continues from the ucontext the kernel saved on the stack, so a program's own
  * handler shows the code it interrupted.
  *
- * r14 is followed too (its CFI rules, from the interrupted value): it holds a Swift
- * async function's context, which async_stack.c reads in the frame the Swift runtime's
- * job-running function called (the probe).
+ * rbx is followed like rbp (its CFI rules, from the interrupted value): the loader's
+ * lazy-binding resolver realigns rsp and keeps its CFA in rbx. r14 is followed too: it holds
+ * a Swift async function's context, which async_stack.c reads in the frame the Swift
+ * runtime's job-running function called (the probe).
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
@@ -25,11 +26,11 @@
 #include <string.h>
 #include <sys/uio.h>
 
-/* One step's registers. `fp_known` (`r14_known`) is 0 when rbp's (r14's) value is not known;
- * r14 is followed only for a walk with a probe (`tracks_r14`). */
+/* One step's registers. `fp_known` (`rbx_known`, `r14_known`) is 0 when rbp's (rbx's, r14's)
+ * value is not known; r14 is followed only for a walk with a probe (`tracks_r14`). */
 typedef struct {
-    uintptr_t pc, sp, fp, r14;
-    int fp_known, r14_known, tracks_r14;
+    uintptr_t pc, sp, fp, rbx, r14;
+    int fp_known, rbx_known, r14_known, tracks_r14;
 } registers;
 
 static int read_word(ss_memory_reader read, void *context, uintptr_t address, uintptr_t *value) {
@@ -39,14 +40,21 @@ static int read_word(ss_memory_reader read, void *context, uintptr_t address, ui
 /* Moves `regs` from a signal frame to the context it interrupted. */
 static int step_signal_frame(registers *regs, ss_memory_reader read, void *context) {
     uintptr_t gregs = regs->sp + offsetof(ucontext_t, uc_mcontext.gregs);
-    uintptr_t pc, sp, fp, r14;
+    uintptr_t pc, sp, fp, rbx, r14;
     if (!read_word(read, context, gregs + REG_RIP * sizeof(greg_t), &pc) ||
         !read_word(read, context, gregs + REG_RSP * sizeof(greg_t), &sp) ||
         !read_word(read, context, gregs + REG_RBP * sizeof(greg_t), &fp) ||
+        !read_word(read, context, gregs + REG_RBX * sizeof(greg_t), &rbx) ||
         !read_word(read, context, gregs + REG_R14 * sizeof(greg_t), &r14))
         return 0;
-    *regs = (registers){pc, sp, fp, r14, 1, 1, regs->tracks_r14};
+    *regs = (registers){pc, sp, fp, rbx, r14, 1, 1, 1, regs->tracks_r14};
     return 1;
+}
+
+/* The caller's value of a register its row puts at `slot` (SS_SLOT_*) from `cfa`. */
+static void follow_slot(int8_t slot, uintptr_t cfa, uintptr_t *value, int *known, ss_memory_reader read, void *context) {
+    if (slot != SS_SLOT_UNCHANGED)
+        *known = slot != SS_SLOT_UNKNOWN && read_word(read, context, cfa + 8 * (intptr_t)slot, value);
 }
 
 /* Moves `regs` to the caller by `row`. Returns 0 when the walk cannot go on. */
@@ -58,21 +66,19 @@ static int step_frame(registers *regs, const ss_unwind_row *row, ss_memory_reade
         if (!regs->fp_known) return 0;
         cfa = regs->fp + (intptr_t)row->cfa_offset;
         break;
+    case SS_ROW_CFA_RBX:
+        if (!regs->rbx_known) return 0;
+        cfa = regs->rbx + (intptr_t)row->cfa_offset;
+        break;
     case SS_ROW_PLT: cfa = regs->sp + ((regs->pc & 15) >= (uintptr_t)row->cfa_offset ? 16 : 8); break;
     default: return 0;
     }
     if (cfa <= regs->sp) return 0; /* the stack grows down: a caller's frame is above */
     uintptr_t return_address;
     if (!read_word(read, context, cfa - 8, &return_address)) return 0;
-    if (row->rbp_offset == SS_RBP_UNKNOWN) {
-        regs->fp_known = 0;
-    } else if (row->rbp_offset != SS_RBP_UNCHANGED) {
-        if (!read_word(read, context, cfa + (intptr_t)row->rbp_offset, &regs->fp)) return 0;
-        regs->fp_known = 1;
-    }
-    if (regs->tracks_r14 && row->r14_slot != SS_R14_UNCHANGED)
-        regs->r14_known = row->r14_slot != SS_R14_UNKNOWN &&
-                          read_word(read, context, cfa + 8 * (intptr_t)row->r14_slot, &regs->r14);
+    follow_slot(row->rbp_slot, cfa, &regs->fp, &regs->fp_known, read, context);
+    follow_slot(row->rbx_slot, cfa, &regs->rbx, &regs->rbx_known, read, context);
+    if (regs->tracks_r14) follow_slot(row->r14_slot, cfa, &regs->r14, &regs->r14_known, read, context);
     regs->pc = return_address;
     regs->sp = cfa;
     return 1;
@@ -87,15 +93,15 @@ static void note_async_frame(ss_async_probe *probe, int frame, const registers *
     probe->context = callee->r14;
 }
 
-int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,
-                   ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome) {
-    return ss_unwind_walk_probed(index, pc, sp, fp, fp_known, read, context, frames, capacity, outcome, NULL);
+int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, uintptr_t rbx,
+                   int rbx_known, ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome) {
+    return ss_unwind_walk_probed(index, pc, sp, fp, fp_known, rbx, rbx_known, read, context, frames, capacity, outcome, NULL);
 }
 
 int ss_unwind_walk_probed(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,
-                          ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome,
-                          ss_async_probe *probe) {
-    registers regs = {pc, sp, fp, probe ? probe->r14 : 0, fp_known, probe != NULL, probe != NULL};
+                          uintptr_t rbx, int rbx_known, ss_memory_reader read, void *context, uintptr_t *frames,
+                          int capacity, int *outcome, ss_async_probe *probe) {
+    registers regs = {pc, sp, fp, rbx, probe ? probe->r14 : 0, fp_known, rbx_known, probe != NULL, probe != NULL};
     int count = 0;
     int exact_pc = 1; /* the interrupted pc, not a return address (whose call is at pc - 1) */
     for (;;) {
@@ -141,7 +147,18 @@ int ss_unwind_stack(uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, ss_m
                     uintptr_t *frames, int capacity, int *outcome) {
     int buffer = -1;
     const ss_module_index *index = ss_module_index_enter(&buffer);
-    int count = ss_unwind_walk(index, pc, sp, fp, fp_known, read, context, frames, capacity, outcome);
+    int count = ss_unwind_walk(index, pc, sp, fp, fp_known, 0, 0, read, context, frames, capacity, outcome);
+    if (index) ss_module_index_leave(buffer);
+    return count;
+}
+
+int ss_unwind_context(const void *interrupted, ss_memory_reader read, void *context, uintptr_t *frames, int capacity,
+                      int *outcome) {
+    const greg_t *gregs = ((const ucontext_t *)interrupted)->uc_mcontext.gregs;
+    int buffer = -1;
+    const ss_module_index *index = ss_module_index_enter(&buffer);
+    int count = ss_unwind_walk(index, (uintptr_t)gregs[REG_RIP], (uintptr_t)gregs[REG_RSP], (uintptr_t)gregs[REG_RBP], 1,
+                               (uintptr_t)gregs[REG_RBX], 1, read, context, frames, capacity, outcome);
     if (index) ss_module_index_leave(buffer);
     return count;
 }

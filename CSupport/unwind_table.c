@@ -2,9 +2,9 @@
  * Unwind tables, compiled outside signal context from a loaded module's
  * .eh_frame (x86-64 only). The FDEs listed by .eh_frame_hdr have their CFI
  * programs run once, and each address range becomes a compact row: how to
- * find the CFA (rsp or rbp plus an offset, or the PLT rule), where the
- * caller's rbp was saved, and whether this is the outermost frame or a
- * signal frame. The return address is always at CFA-8 (rows where it is not
+ * find the CFA (rsp, rbp or rbx plus an offset, or the PLT rule), where the
+ * caller's rbp, rbx and r14 were saved, and whether this is the outermost frame
+ * or a signal frame. The return address is always at CFA-8 (rows where it is not
  * say "unknown"). A table lives in its own mapping and holds copies only: the
  * handler never reads the module's memory through it, so a module unmapped
  * behind the profiler's back cannot make a walk fault.
@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 
 enum {
+    REG_NUMBER_RBX = 3, /* the CFA of the loader's lazy-binding resolver */
     REG_NUMBER_RBP = 6,
     REG_NUMBER_RSP = 7,
     REG_NUMBER_R14 = 14, /* the Swift async context register (async_stack.c) */
@@ -29,7 +30,7 @@ enum {
     PE_OMIT = 0xff,
 };
 
-/* The rule of one register in the CFI state machine (only rbp, r14 and the return address matter). */
+/* The rule of one register in the CFI state machine (only rbp, rbx, r14 and the return address matter). */
 typedef enum { RULE_SAME, RULE_OFFSET, RULE_UNDEFINED, RULE_OTHER } register_rule;
 
 typedef struct {
@@ -37,8 +38,8 @@ typedef struct {
     int64_t cfa_offset;
     uint8_t cfa_expression;    /* SS_ROW_PLT or SS_ROW_UNKNOWN when cfa_register is -1 */
     int64_t plt_threshold;
-    register_rule rbp_rule, ra_rule, r14_rule;
-    int64_t rbp_offset, ra_offset, r14_offset;
+    register_rule rbp_rule, rbx_rule, ra_rule, r14_rule;
+    int64_t rbp_offset, rbx_offset, ra_offset, r14_offset;
 } cfi_state;
 
 typedef struct {
@@ -222,8 +223,8 @@ static void append_row(table_builder *builder, uintptr_t pc, ss_unwind_row row) 
     while (count > 0 && table->rows[count - 1].pc >= row.pc) count--;
     if (count > 0) {
         const ss_unwind_row *last = &table->rows[count - 1];
-        if (last->kind == row.kind && last->cfa_offset == row.cfa_offset && last->rbp_offset == row.rbp_offset &&
-            last->r14_slot == row.r14_slot) {
+        if (last->kind == row.kind && last->cfa_offset == row.cfa_offset && last->rbp_slot == row.rbp_slot &&
+            last->rbx_slot == row.rbx_slot && last->r14_slot == row.r14_slot) {
             table->count = count; /* the same rule continues */
             return;
         }
@@ -239,24 +240,29 @@ static void append_row(table_builder *builder, uintptr_t pc, ss_unwind_row row) 
     table->count = count + 1;
 }
 
+/* A register's rule as a row's slot: unchanged, a save at CFA + 8 * slot, or unknown. */
+static int8_t slot_of(register_rule rule, int64_t offset) {
+    if (rule == RULE_SAME) return SS_SLOT_UNCHANGED;
+    if (rule == RULE_OFFSET && offset < 0 && offset % 8 == 0 && offset / 8 > SS_SLOT_UNKNOWN) return (int8_t)(offset / 8);
+    return SS_SLOT_UNKNOWN;
+}
+
 static ss_unwind_row row_from_state(const cfi_state *state, int signal_frame) {
-    ss_unwind_row row = {.kind = SS_ROW_UNKNOWN, .rbp_offset = SS_RBP_UNKNOWN, .r14_slot = SS_R14_UNKNOWN};
+    ss_unwind_row row = {.kind = SS_ROW_UNKNOWN, .rbp_slot = SS_SLOT_UNKNOWN, .rbx_slot = SS_SLOT_UNKNOWN,
+                         .r14_slot = SS_SLOT_UNKNOWN};
     if (state->ra_rule == RULE_UNDEFINED) { row.kind = SS_ROW_OUTERMOST; return row; }
     if (signal_frame) { row.kind = SS_ROW_SIGNAL; return row; }
     if (state->ra_rule != RULE_OFFSET || state->ra_offset != -8) return row;
     if (state->cfa_offset < INT32_MIN || state->cfa_offset > INT32_MAX) return row;
     if (state->cfa_register == REG_NUMBER_RSP) row.kind = SS_ROW_CFA_RSP;
     else if (state->cfa_register == REG_NUMBER_RBP) row.kind = SS_ROW_CFA_RBP;
+    else if (state->cfa_register == REG_NUMBER_RBX) row.kind = SS_ROW_CFA_RBX;
     else if (state->cfa_register == -1 && state->cfa_expression == SS_ROW_PLT) row.kind = SS_ROW_PLT;
     else return row;
     row.cfa_offset = (int32_t)(row.kind == SS_ROW_PLT ? state->plt_threshold : state->cfa_offset);
-    if (state->rbp_rule == RULE_SAME) row.rbp_offset = SS_RBP_UNCHANGED;
-    else if (state->rbp_rule == RULE_OFFSET && state->rbp_offset < 0 && state->rbp_offset > INT16_MIN)
-        row.rbp_offset = (int16_t)state->rbp_offset;
-    if (state->r14_rule == RULE_SAME) row.r14_slot = SS_R14_UNCHANGED;
-    else if (state->r14_rule == RULE_OFFSET && state->r14_offset < 0 && state->r14_offset % 8 == 0 &&
-             state->r14_offset / 8 > SS_R14_UNKNOWN)
-        row.r14_slot = (int8_t)(state->r14_offset / 8);
+    row.rbp_slot = slot_of(state->rbp_rule, state->rbp_offset);
+    row.rbx_slot = slot_of(state->rbx_rule, state->rbx_offset);
+    row.r14_slot = slot_of(state->r14_rule, state->r14_offset);
     return row;
 }
 
@@ -273,6 +279,7 @@ static int plt_expression(const uint8_t *bytes, size_t length, int64_t *threshol
 
 static void set_rule(cfi_state *state, uint64_t reg, register_rule rule, int64_t offset) {
     if (reg == REG_NUMBER_RBP) { state->rbp_rule = rule; state->rbp_offset = offset; }
+    else if (reg == REG_NUMBER_RBX) { state->rbx_rule = rule; state->rbx_offset = offset; }
     else if (reg == REG_NUMBER_RA) { state->ra_rule = rule; state->ra_offset = offset; }
     else if (reg == REG_NUMBER_R14) { state->r14_rule = rule; state->r14_offset = offset; }
 }
@@ -280,6 +287,7 @@ static void set_rule(cfi_state *state, uint64_t reg, register_rule rule, int64_t
 /* DW_CFA_restore: register `reg` gets its rule from the CIE's instructions back. */
 static void restore_rule(cfi_state *state, const cfi_state *initial, uint64_t reg) {
     if (reg == REG_NUMBER_RBP) set_rule(state, reg, initial->rbp_rule, initial->rbp_offset);
+    else if (reg == REG_NUMBER_RBX) set_rule(state, reg, initial->rbx_rule, initial->rbx_offset);
     else if (reg == REG_NUMBER_RA) set_rule(state, reg, initial->ra_rule, initial->ra_offset);
     else if (reg == REG_NUMBER_R14) set_rule(state, reg, initial->r14_rule, initial->r14_offset);
 }
@@ -385,18 +393,21 @@ static void add_fde(table_builder *builder, const struct dl_phdr_info *module, c
         c.at += length;
     }
     if (c.failed || range == 0) return;
-    cfi_state initial = {.cfa_register = REG_NUMBER_RSP, .rbp_rule = RULE_SAME, .ra_rule = RULE_SAME, .r14_rule = RULE_SAME};
+    cfi_state initial = {.cfa_register = REG_NUMBER_RSP, .rbp_rule = RULE_SAME, .rbx_rule = RULE_SAME, .ra_rule = RULE_SAME,
+                         .r14_rule = RULE_SAME};
     uintptr_t location = start;
     if (!run_cfi((cursor){cie.instructions, cie.instructions_end, 0}, &cie, &initial, &initial, NULL, &location)) return;
     cfi_state state = initial;
     if (!run_cfi(c, &cie, &state, &initial, builder, &location)) {
         /* A program that cannot be followed: its whole range says so (the row at `start`
          * replaces every row of it). */
-        append_row(builder, start, (ss_unwind_row){.kind = SS_ROW_UNKNOWN, .rbp_offset = SS_RBP_UNKNOWN, .r14_slot = SS_R14_UNKNOWN});
+        append_row(builder, start, (ss_unwind_row){.kind = SS_ROW_UNKNOWN, .rbp_slot = SS_SLOT_UNKNOWN,
+                                                   .rbx_slot = SS_SLOT_UNKNOWN, .r14_slot = SS_SLOT_UNKNOWN});
     } else {
         append_row(builder, location, row_from_state(&state, cie.signal_frame));
     }
-    append_row(builder, start + range, (ss_unwind_row){.kind = SS_ROW_NONE, .rbp_offset = SS_RBP_UNKNOWN, .r14_slot = SS_R14_UNKNOWN});
+    append_row(builder, start + range,
+               (ss_unwind_row){.kind = SS_ROW_NONE, .rbp_slot = SS_SLOT_UNKNOWN, .rbx_slot = SS_SLOT_UNKNOWN, .r14_slot = SS_SLOT_UNKNOWN});
 }
 
 enum { PAGE_SHIFT = 12 };

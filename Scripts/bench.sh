@@ -122,5 +122,8 @@ step "loader lock: loader_churn under 1 kHz sampling, $deadlock_runs runs per mo
 Scripts/check-deadlock.sh "$deadlock_runs" | tee "$work/deadlock.txt" >&2
 step "the daemon: continuous 60 s windows for $daemon_seconds s (cpu 100 Hz) and 120 s (wall 1 kHz)"
 STACKSAMPLER_BUILD_DIR="$PWD/$scratch/release" Scripts/bench-daemon.sh "$daemon_seconds" 120 | tee "$work/daemon.txt" >&2
+step "unwinding: the engine's walk against libunwind's on real programs, $repeats runs each"
+"${helper[@]}" unwind-agreement --repeats "$repeats"
 "${helper[@]}" report --output "$output"
+"${helper[@]}" report-unwind --output "$output"
 step "done: $output"

@@ -2,8 +2,9 @@
 # Installs the Debian packages StackSampler needs, only those missing. Idempotent.
 set -euo pipefail
 
-# libunwind-dev: not used by StackSampler itself; a test program (own_libunwind.c) and the
-# benchmark's reference walk (Scripts/bench/unwind_probe.c) use it. rustc: a test profiles a
+# libunwind-dev: not used by StackSampler itself; a test program (own_libunwind.c), the
+# benchmark's reference walk (Scripts/bench/unwind_probe.c) and the walk the engine's is compared
+# with frame by frame (Tests/Programs/unwind_diff.c, on xz-utils' xz and python3 among others) use it. rustc: a test profiles a
 # real Rust program (8 KiB alternate signal stacks on every thread). chromium, python3 and
 # fonts-dejavu-core: a test opens the flame graph SVG in headless Chromium and clicks it;
 # golang-go: a test reads our pprof files with `go tool pprof`. libmicrohttpd-dev (header) and
@@ -14,7 +15,7 @@ set -euo pipefail
 # daemonizing nginx and redis-server, nginx's pre-forked workers under ab's load) under the daemon.
 required=(libunwind-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev gcc rustc
           chromium python3 fonts-dejavu-core golang-go libmicrohttpd-dev libmicrohttpd12 curl libcurl4-openssl-dev
-          nginx redis-server apache2-utils)
+          nginx redis-server apache2-utils xz-utils g++)
 missing=()
 for pkg in "${required[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

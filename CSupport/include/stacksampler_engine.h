@@ -114,7 +114,7 @@ int ss_engine_counts_kernel_time(void);
 int ss_engine_init(const ss_config *config);
 
 /** Called by the sampler thread as it starts, before its first tick: compiles the
- *  unwind tables the start left to it (the core modules'), then arms the timers it
+ *  unwind tables the start left to it (every module listed at start), then arms the timers it
  *  deferred. Returns early once ss_sampler_wake() has been called. */
 void ss_engine_sampler_starting(void);
 
@@ -252,6 +252,11 @@ enum {
  *  ss_read_memory_checked, on a thread stopped in a system call. */
 int ss_unwind_stack(uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, ss_memory_reader read, void *context,
                     uintptr_t *frames, int capacity, int *outcome);
+
+/** ss_unwind_stack from the context a signal interrupted (`interrupted`, a ucontext_t), with every
+ *  register the handler's walk starts from (rbx too: the CFA of the loader's lazy-binding resolver). */
+int ss_unwind_context(const void *interrupted, ss_memory_reader read, void *context, uintptr_t *frames, int capacity,
+                      int *outcome);
 
 /** How a walk of a Swift async context chain ended (Parent, ResumeParent from an async context). */
 enum {

@@ -14,6 +14,8 @@ Subcommands (each reads/writes JSON in the work directory given with --work):
                profiling; with --against, another build's library in the same interleaved rounds
   report       writes BENCHMARKS.md from the JSON files
   report-engines  replaces only the engines section of an existing BENCHMARKS.md (after a lone `engines` run)
+  unwind-agreement  the engine's stack walk against libunwind's, frame by frame, on real programs (--repeats runs each)
+  report-unwind   writes or replaces BENCHMARKS.md's unwinding section (after `unwind-agreement`)
 
 Everything prints progress to stderr and exits non-zero with a message on the first failure.
 """
@@ -27,11 +29,13 @@ from bench_cpu_cost import cmd_cpu_cost
 from bench_engines import cmd_engines
 from bench_measure import cmd_attribution, cmd_calibrate, cmd_handler, cmd_machine, cmd_slowdown, cmd_startup
 from bench_report import cmd_report, cmd_report_engines
+from bench_unwind import cmd_report_unwind, cmd_unwind_agreement
 
 COMMANDS = {
     "machine": cmd_machine, "calibrate": cmd_calibrate, "slowdown": cmd_slowdown, "attribution": cmd_attribution,
     "handler": cmd_handler, "startup": cmd_startup, "engines": cmd_engines, "report": cmd_report,
-    "report-engines": cmd_report_engines, "cpu-cost": cmd_cpu_cost,
+    "report-engines": cmd_report_engines, "cpu-cost": cmd_cpu_cost, "unwind-agreement": cmd_unwind_agreement,
+    "report-unwind": cmd_report_unwind,
 }
 
 
@@ -44,7 +48,7 @@ def main():
     p.add_argument("--seconds", type=float, default=1.2, help="unprofiled run length for slowdown runs")
     p.add_argument("--attribution-seconds", type=float, default=5.0)
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per workload (slowdown, cpu-cost)")
-    p.add_argument("--repeats", type=int, default=3, help="runs per profiler (attribution)")
+    p.add_argument("--repeats", type=int, default=3, help="runs per profiler (attribution), per program (unwind-agreement)")
     p.add_argument("--runs", type=int, default=300, help="runs per variant (start-up)")
     p.add_argument("--chunks", type=int, default=3, help="alternating hyperfine batches (start-up)")
     p.add_argument("--slow-runs", type=int, default=15, help="runs of perf record /bin/true (start-up)")

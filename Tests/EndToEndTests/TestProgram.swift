@@ -118,6 +118,11 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// Forks a child every 100 ms, each saying whether its own daemon socket exists, until file
     /// AFTER exists; then three more (`after N daemon yes|no`) and exits 0: AFTER.
     case forkRounds = "fork_rounds"
+    /// A preload library (after the preload library) that walks sampled contexts of any program with
+    /// the engine's tables and with libunwind, and writes the comparison at exit (see its header).
+    case unwindDiff = "unwind_diff"
+    /// C++; exceptions, a SIGALRM handler of its own doing work, PLT calls, the vDSO, qsort callbacks.
+    case unwindCode = "unwind_code"
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -127,7 +132,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .asyncStages, .asyncStagesSelf: "async_stages.swift"
         case .threadsBeforeStartNoFramePointers: "threads_before_start.c"
         case .rustThreads: rawValue + ".rs"
-        case .loaderChurn: rawValue + ".cpp"
+        case .loaderChurn, .unwindCode: rawValue + ".cpp"
         default: rawValue + ".c"
         }
     }
@@ -138,6 +143,8 @@ enum TestProgram: String, CaseIterable, Sendable {
         switch self {
         case .matrix, .swiftSignals: ["swiftc", "-O"]
         case .loaderChurn: ["g++", "-O2", "-pthread"]
+        case .unwindCode: ["g++", "-O2"]
+        case .unwindDiff: ["gcc", "-O2", "-shared", "-fPIC", "-I", PackagePaths.root + "/CSupport/include"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .threads, .deep, .sleepers, .churn, .stall, .execer, .forkLoader, .keyHoarder, .signalRaces, .windowService, .daemonPipes:
             ["gcc", "-O2", "-pthread"]
@@ -169,6 +176,8 @@ enum TestProgram: String, CaseIterable, Sendable {
             ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Wl,-rpath," + BuildProducts.directory]
         case .threadsBeforeStartSwift, .asyncStagesSelf:
             ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Xlinker", "-rpath", "-Xlinker", BuildProducts.directory]
+        case .unwindDiff:
+            ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Wl,-rpath," + BuildProducts.directory, "-ldl", "-lpthread"]
         default: []
         }
     }
