@@ -67,6 +67,10 @@ public struct Profile: Sendable {
         /// Attaches refused because the process had reached its descriptor limit (`ulimit -n`): a
         /// thread the perf engine could not open a counter for is not sampled.
         public var descriptorRefusals = 0
+        /// Not a loss: samples whose walk crossed JIT code (code without unwind info that no module
+        /// accounts for: anonymous memory, code a runtime declares in `/tmp/perf-PID.map`) by its frame
+        /// pointers, every step checked (see README, How it works). Not kept in raw recordings.
+        public var framePointerSamples = 0
     }
 
     /// What the profiler itself cost.

@@ -59,5 +59,6 @@ extension Profile.Losses {
         foreignSignals += other.foreignSignals
         countedEvents += other.countedEvents
         descriptorRefusals += other.descriptorRefusals
+        framePointerSamples += other.framePointerSamples
     }
 }

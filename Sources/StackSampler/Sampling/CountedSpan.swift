@@ -17,7 +17,8 @@ struct LossCounters: Sendable {
                        skippedTicks: skippedTicks - start.skippedTicks, overrunPeriods: counts.overrunPeriods,
                        foreignSignals: Int(foreignSignals &- start.foreignSignals),
                        countedEvents: Int(countedEvents &- start.countedEvents),
-                       descriptorRefusals: Int(descriptorRefusals &- start.descriptorRefusals))
+                       descriptorRefusals: Int(descriptorRefusals &- start.descriptorRefusals),
+                       framePointerSamples: counts.framePointerSamples)
     }
 }
 
