@@ -25,7 +25,7 @@
 
 enum {
     RANGE_CAPACITY = 4096,   /* ranges kept; past it, code is not crossed (its walks end early, counted) */
-    SEGMENT_CAPACITY = 8192, /* executable segments of loaded modules, per refresh */
+    SEGMENT_CAPACITY = 4096, /* executable segments of loaded modules, per refresh */
 };
 static const uint64_t REFRESH_INTERVAL_NS = 100000000;
 
@@ -71,7 +71,9 @@ static int unaccounted_code(const char *line, uintptr_t *low, uintptr_t *high) {
     unsigned long start, end;
     char permissions[5];
     int path_at = 0;
-    if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &start, &end, permissions, &path_at) != 3 || permissions[2] != 'x')
+    /* Code that cannot be read (execute-only) is left out: the step reads the bytes before a return address. */
+    if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &start, &end, permissions, &path_at) != 3 || permissions[2] != 'x' ||
+        permissions[0] != 'r')
         return 0;
     const char *path = line + path_at;
     /* The vDSO and vsyscall page have their own CFI or none at all, an executable stack holds no code: not JIT code. */

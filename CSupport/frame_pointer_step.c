@@ -81,7 +81,7 @@ int ss_frame_pointer_step(const ss_module_index *index, const ss_unwind_row *row
         } else if (code[0] == 0x48 && ((code[1] == 0x89 && code[2] == 0xE5) || (code[1] == 0x8B && code[2] == 0xEC))) {
             slot = regs->sp + 8; /* mov rbp, rsp: rbp just pushed */
             saved_fp_slot = regs->sp;
-        } else if (code[0] == 0x5D && code[1] == 0xC3) { /* pop rbp; ret */
+        } else if (code[0] == 0x5D && (code[1] == 0xC3 || code[1] == 0xC2)) { /* pop rbp; ret */
             slot = regs->sp + 8;
             saved_fp_slot = regs->sp;
         }

@@ -20,7 +20,7 @@
 
 enum {
     RANGE_CAPACITY = 1024,
-    CHUNK_BYTES = 65536,
+    CHUNK_BYTES = 16384,
     READ_LIMIT = 4 << 20,
     MERGE_GAP = 256, /* builtins are aligned: the padding between two is not another's code */
 };
