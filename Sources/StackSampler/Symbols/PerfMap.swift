@@ -74,19 +74,6 @@ struct PerfMap: Sendable {
 
     /// Hexadecimal, with or without `0x`.
     private static func hex(_ field: ArraySlice<UInt8>) -> UInt? {
-        let text = field.starts(with: [UInt8(ascii: "0"), UInt8(ascii: "x")]) ? field.dropFirst(2) : field
-        guard !text.isEmpty, text.count <= 16 else { return nil }
-        var value: UInt = 0
-        for byte in text {
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-            value = value << 4 | UInt(digit)
-        }
-        return value
+        MapsParser.hexValue(field.starts(with: [UInt8(ascii: "0"), UInt8(ascii: "x")]) ? field.dropFirst(2) : field)
     }
 }
