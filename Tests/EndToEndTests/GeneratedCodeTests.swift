@@ -19,7 +19,8 @@ extension EndToEnd {
             let directory = try ScratchDirectory.make("node-jit")
             let output = directory + "/node.folded"
             let result = try ChildProcess.run(
-                "/usr/bin/node", ["--perf-basic-prof", PackagePaths.programs + "/jit_loop.js", "1"],
+                "/usr/bin/node", ["--perf-basic-prof", "--no-logfile-per-isolate", "--logfile=" + directory + "/v8.log",
+                                  PackagePaths.programs + "/jit_loop.js", "1"],
                 environment: ["LD_PRELOAD": try BuildProducts.preloadLibrary(), "STACKSAMPLER_OUTPUT": output,
                               "STACKSAMPLER_MODE": "cpu", "STACKSAMPLER_PERIOD": "2ms", "STACKSAMPLER_SUMMARY": "-"],
                 in: directory, timeout: .seconds(240)) // 1 s of CPU took 28 s on a loaded 2-core machine
