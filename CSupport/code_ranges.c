@@ -145,6 +145,9 @@ void ss_code_ranges_want_refresh(void) {
     if (!atomic_load_explicit(&wanted, memory_order_relaxed)) atomic_store_explicit(&wanted, 1, memory_order_relaxed);
 }
 
+/* Enters and leaves the table around the lookup alone: no memory of the program is read while
+ * entered, so a fault's jump out of the handler can never leave a reader counted (which would
+ * make the next refresh wait for ever). */
 int ss_code_ranges_contain(uintptr_t address) {
     int buffer = atomic_load(&published);
     for (;;) {
