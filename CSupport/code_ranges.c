@@ -148,7 +148,7 @@ void ss_code_ranges_want_refresh(void) {
 /* Enters and leaves the table around the lookup alone: no memory of the program is read while
  * entered, so a fault's jump out of the handler can never leave a reader counted (which would
  * make the next refresh wait for ever). */
-int ss_code_ranges_contain(uintptr_t address) {
+int ss_code_ranges_contain(uintptr_t low, uintptr_t high) {
     int buffer = atomic_load(&published);
     for (;;) {
         if (buffer < 0) return 0;
@@ -159,12 +159,12 @@ int ss_code_ranges_contain(uintptr_t address) {
         buffer = now;
     }
     const range_table *table = &tables[buffer];
-    size_t low = 0, high = table->count; /* first range starting past address */
-    while (low < high) {
-        size_t middle = (low + high) / 2;
-        if (table->ranges[middle].low <= address) low = middle + 1; else high = middle;
+    size_t first = 0, past = table->count; /* first range starting past low */
+    while (first < past) {
+        size_t middle = (first + past) / 2;
+        if (table->ranges[middle].low <= low) first = middle + 1; else past = middle;
     }
-    int found = low > 0 && address < table->ranges[low - 1].high;
+    int found = first > 0 && low <= high && high < table->ranges[first - 1].high;
     atomic_fetch_sub(&readers[buffer], 1);
     return found;
 }

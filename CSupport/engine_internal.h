@@ -110,7 +110,8 @@ size_t ss_perf_map_ranges(const ss_code_range **ranges);
  * ss_code_ranges_contain is signal-safe; a walk that met a pc outside every module's rows asks for
  * a new read with ss_code_ranges_want_refresh (lock-free), which the sampler thread's next
  * ss_code_ranges_refresh does. */
-SS_HIDDEN int ss_code_ranges_contain(uintptr_t address);
+/* Whether one range holds every address from `low` to `high` (both included). */
+SS_HIDDEN int ss_code_ranges_contain(uintptr_t low, uintptr_t high);
 SS_HIDDEN void ss_code_ranges_want_refresh(void);
 void ss_code_ranges_reset_after_fork(void);
 

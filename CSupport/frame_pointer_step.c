@@ -62,20 +62,20 @@ static int returns_after_call(const ss_module_index *index, uintptr_t address, s
     if (address < 8) return 0;
     const ss_unwind_row *row = index ? ss_module_index_find(index, address - 1) : NULL;
     int in_module = row && row->kind != SS_ROW_NONE;
-    if (!in_module && !(ss_code_ranges_contain(address - 1) && ss_code_ranges_contain(address - 8))) return 0;
+    if (!in_module && !ss_code_ranges_contain(address - 8, address - 1)) return 0;
     uint8_t before[8];
     return read_bytes(read, context, address - 8, before) && follows_call(before);
 }
 
 int ss_frame_pointer_step(const ss_module_index *index, const ss_unwind_row *row, ss_frame_registers *regs, int exact_pc,
                           ss_memory_reader read, void *context) {
-    if (!ss_code_ranges_contain(regs->pc)) {
+    if (!ss_code_ranges_contain(regs->pc, regs->pc)) {
         if (!row) ss_code_ranges_want_refresh(); /* outside every module's rows: maybe JIT code mapped since */
         return 0;
     }
     uintptr_t slot = 0, saved_fp_slot = 0; /* where the return address and the caller's rbp are (0: rbp unchanged) */
     uint8_t code[8];
-    if (exact_pc && ss_code_ranges_contain(regs->pc + 7) && read_bytes(read, context, regs->pc, code)) {
+    if (exact_pc && ss_code_ranges_contain(regs->pc, regs->pc + 7) && read_bytes(read, context, regs->pc, code)) {
         if (code[0] == 0x55 || code[0] == 0xC3 || code[0] == 0xC2) { /* push rbp, ret: nothing of the frame on the stack */
             slot = regs->sp;
         } else if (code[0] == 0x48 && ((code[1] == 0x89 && code[2] == 0xE5) || (code[1] == 0x8B && code[2] == 0xEC))) {
