@@ -166,6 +166,7 @@ static void reset_in_forked_child(void) {
     ss_handler_reset_after_fork();
     ss_registry_forget_after_fork();
     ss_module_cache_reset_after_fork();
+    ss_code_ranges_reset_after_fork();
     ss_buffer_reset();
     const ss_session_hooks *hooks = ss_session_hooks_of(parent);
     if (!hooks || !hooks->start_in_forked_child) return;

@@ -93,11 +93,44 @@ void ss_module_cache_prepare(int deferred);
  * the next refresh on. Signal-safe. */
 SS_HIDDEN void ss_module_cache_want_own_tables(void);
 
+/* An address range [low, high). */
+typedef struct {
+    uintptr_t low, high;
+} ss_code_range;
+
+/* perf_map_ranges.c: the ranges /tmp/perf-PID.map declares that `in_module` holds (read by the
+ * sampler thread: what the file grew by since the last read), and the ranges kept so far, sorted. */
+void ss_perf_map_read(int (*in_module)(uintptr_t low, uintptr_t high));
+size_t ss_perf_map_ranges(const ss_code_range **ranges);
+
+/* code_ranges.c: executable memory no loaded module accounts for (JIT code), from /proc/self/maps,
+ * and the code /tmp/perf-PID.map declares inside modules.
+ * ss_code_ranges_contain is signal-safe; a walk that met a pc outside every module's rows asks for
+ * a new read with ss_code_ranges_want_refresh (lock-free), which the sampler thread's next
+ * ss_code_ranges_refresh does. */
+/* Whether one range holds every address from `low` to `high` (both included). */
+SS_HIDDEN int ss_code_ranges_contain(uintptr_t low, uintptr_t high);
+SS_HIDDEN void ss_code_ranges_want_refresh(void);
+void ss_code_ranges_reset_after_fork(void);
+
+/* frame_pointer_step.c: the registers a step by frame pointer reads and moves. */
+typedef struct {
+    uintptr_t pc, sp, fp;
+    int fp_known;
+} ss_frame_registers;
+/* Moves `regs` from a frame without CFI (`row` is what the index had for its pc: NULL or
+ * SS_ROW_NONE) to its caller by frame pointer, where every part of the step is checked; returns
+ * 0, leaving `regs`, where it is not. `exact_pc`: the interrupted pc (the leaf), not a return
+ * address. Signal-safe if `read` is. */
+SS_HIDDEN int ss_frame_pointer_step(const ss_module_index *index, const ss_unwind_row *row, ss_frame_registers *regs,
+                                    int exact_pc, ss_memory_reader read, void *context);
+
 /* unwind.c: the walk through an entered index (ss_unwind_stack enters one itself), from the
- * interrupted pc, sp, rbp and rbx (`*_known` 0 when not known). */
+ * interrupted pc, sp, rbp and rbx (`*_known` 0 when not known); `frame_pointer_steps` counts the
+ * steps taken by frame pointer through code without CFI. */
 SS_HIDDEN int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,
                              uintptr_t rbx, int rbx_known, ss_memory_reader read, void *context, uintptr_t *frames,
-                             int capacity, int *outcome);
+                             int capacity, int *outcome, int *frame_pointer_steps);
 
 /* What a walk notes for the Swift async chain (async_stack.c): the frame the runtime's
  * job-running function called, and r14 (the async context register) in that frame. */
@@ -112,7 +145,8 @@ typedef struct {
 /* ss_unwind_walk that also follows r14 and fills `probe` (which may be NULL). */
 SS_HIDDEN int ss_unwind_walk_probed(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp,
                                     int fp_known, uintptr_t rbx, int rbx_known, ss_memory_reader read, void *context,
-                                    uintptr_t *frames, int capacity, int *outcome, ss_async_probe *probe);
+                                    uintptr_t *frames, int capacity, int *outcome, int *frame_pointer_steps,
+                                    ss_async_probe *probe);
 
 /* async_runtime.c: the Swift concurrency runtime's job-running function, found when the
  * module cache sees the runtime (outside signal context, under the loader's lock). */

@@ -152,7 +152,7 @@ static void record_sample(const ucontext_t *context, const siginfo_t *info) {
     if (!room_to_walk(context)) {
         sample->flags = SS_SAMPLE_LEAF_ONLY;
     } else {
-        int buffer = -1, outcome = SS_WALK_ENDED_EARLY, count = 1;
+        int buffer = -1, outcome = SS_WALK_ENDED_EARLY, count = 1, frame_pointer_steps = 0;
         const ss_module_index *index = ss_module_index_enter(&buffer);
         unwinding = 1;
         ss_async_probe probe = {.r14 = (uintptr_t)registers[REG_R14], .frame = -1};
@@ -161,10 +161,12 @@ static void record_sample(const ucontext_t *context, const siginfo_t *info) {
             count = ss_unwind_walk_probed(index, (uintptr_t)registers[REG_RIP], (uintptr_t)registers[REG_RSP],
                                           (uintptr_t)registers[REG_RBP], 1, (uintptr_t)registers[REG_RBX], 1, read_directly,
                                           NULL, sample->frames, (int)ss_active_config.max_depth, &outcome,
+                                          &frame_pointer_steps,
                                           async ? &probe : NULL);
             sample->depth = (uint16_t)count;
             sample->flags = outcome == SS_WALK_TRUNCATED ? SS_SAMPLE_TRUNCATED
                           : outcome == SS_WALK_ENDED_EARLY ? SS_SAMPLE_UNWIND_FAILED : 0;
+            if (frame_pointer_steps > 0) sample->flags |= SS_SAMPLE_FRAME_POINTERS;
             if (probe.frame >= 0) record_async_chain(sample, index, &probe, count);
         } else {
             sample->depth = 1;

@@ -6,7 +6,10 @@
  * guard), process_vm_readv for a caller that must not fault.
  *
  * A frame whose pc has no row, an unknown rule, or a caller's sp that does not
- * move up the stack ends the walk there, marked: no caller is ever guessed.
+ * move up the stack ends the walk there, marked: no caller is ever guessed. The one
+ * exception is code no module accounts for (JIT code): there the walk steps by frame
+ * pointer where every part of the step can be checked (frame_pointer_step.c), counts
+ * those steps, and goes on by CFI once back in a module.
  * The outermost frames (_start, clone3: return address undefined in their CFI)
  * end it complete. A signal frame (glibc's __restore_rt, marked 'S' in its CIE)
  * continues from the ucontext the kernel saved on the stack, so a program's own
@@ -94,21 +97,39 @@ static void note_async_frame(ss_async_probe *probe, int frame, const registers *
 }
 
 int ss_unwind_walk(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, uintptr_t rbx,
-                   int rbx_known, ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome) {
-    return ss_unwind_walk_probed(index, pc, sp, fp, fp_known, rbx, rbx_known, read, context, frames, capacity, outcome, NULL);
+                   int rbx_known, ss_memory_reader read, void *context, uintptr_t *frames, int capacity, int *outcome,
+                   int *frame_pointer_steps) {
+    return ss_unwind_walk_probed(index, pc, sp, fp, fp_known, rbx, rbx_known, read, context, frames, capacity, outcome,
+                                 frame_pointer_steps, NULL);
+}
+
+/* A step by frame pointer out of a frame without CFI at `row` (NULL or SS_ROW_NONE); the
+ * caller's rbx and r14 are not known after it. */
+static int step_without_cfi(const ss_module_index *index, const ss_unwind_row *row, registers *regs, int exact_pc,
+                            ss_memory_reader read, void *context) {
+    ss_frame_registers frame = {regs->pc, regs->sp, regs->fp, regs->fp_known};
+    if (!ss_frame_pointer_step(index, row, &frame, exact_pc, read, context)) return 0;
+    *regs = (registers){frame.pc, frame.sp, frame.fp, 0, 0, frame.fp_known, 0, 0, regs->tracks_r14};
+    return 1;
 }
 
 int ss_unwind_walk_probed(const ss_module_index *index, uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known,
                           uintptr_t rbx, int rbx_known, ss_memory_reader read, void *context, uintptr_t *frames,
-                          int capacity, int *outcome, ss_async_probe *probe) {
+                          int capacity, int *outcome, int *frame_pointer_steps, ss_async_probe *probe) {
     registers regs = {pc, sp, fp, rbx, probe ? probe->r14 : 0, fp_known, rbx_known, probe != NULL, probe != NULL};
-    int count = 0;
+    int count = 0, steps_by_frame_pointer = 0;
+    if (frame_pointer_steps) *frame_pointer_steps = 0;
     int exact_pc = 1; /* the interrupted pc, not a return address (whose call is at pc - 1) */
     for (;;) {
         if (count == capacity) { *outcome = SS_WALK_TRUNCATED; return count; }
         frames[count++] = regs.pc;
         const ss_unwind_row *row = index ? ss_module_index_find(index, exact_pc ? regs.pc : regs.pc - 1) : NULL;
-        if (!row) { *outcome = SS_WALK_ENDED_EARLY; return count; }
+        if (!row || row->kind == SS_ROW_NONE) {
+            if (!step_without_cfi(index, row, &regs, exact_pc, read, context)) { *outcome = SS_WALK_ENDED_EARLY; return count; }
+            if (frame_pointer_steps) *frame_pointer_steps = ++steps_by_frame_pointer;
+            exact_pc = 0;
+            continue;
+        }
         if (row->kind == SS_ROW_OUTERMOST) { *outcome = SS_WALK_COMPLETE; return count; }
         if (row->kind == SS_ROW_SIGNAL) {
             if (!step_signal_frame(&regs, read, context)) { *outcome = SS_WALK_ENDED_EARLY; return count; }
@@ -144,10 +165,11 @@ int ss_read_memory_paged(uintptr_t address, uintptr_t *value, void *context) {
 }
 
 int ss_unwind_stack(uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, ss_memory_reader read, void *context,
-                    uintptr_t *frames, int capacity, int *outcome) {
+                    uintptr_t *frames, int capacity, int *outcome, int *frame_pointer_steps) {
     int buffer = -1;
     const ss_module_index *index = ss_module_index_enter(&buffer);
-    int count = ss_unwind_walk(index, pc, sp, fp, fp_known, 0, 0, read, context, frames, capacity, outcome);
+    int count = ss_unwind_walk(index, pc, sp, fp, fp_known, 0, 0, read, context, frames, capacity, outcome,
+                               frame_pointer_steps);
     if (index) ss_module_index_leave(buffer);
     return count;
 }
@@ -158,7 +180,7 @@ int ss_unwind_context(const void *interrupted, ss_memory_reader read, void *cont
     int buffer = -1;
     const ss_module_index *index = ss_module_index_enter(&buffer);
     int count = ss_unwind_walk(index, (uintptr_t)gregs[REG_RIP], (uintptr_t)gregs[REG_RSP], (uintptr_t)gregs[REG_RBP], 1,
-                               (uintptr_t)gregs[REG_RBX], 1, read, context, frames, capacity, outcome);
+                               (uintptr_t)gregs[REG_RBX], 1, read, context, frames, capacity, outcome, NULL);
     if (index) ss_module_index_leave(buffer);
     return count;
 }
@@ -170,5 +192,6 @@ __attribute__((noinline)) int ss_unwind_caller_stack(ss_memory_reader read, void
      * instruction (return address - 1), whose rule is the caller's during the call. */
     uintptr_t *frame = __builtin_frame_address(0);
     uintptr_t return_address = (uintptr_t)__builtin_return_address(0);
-    return ss_unwind_stack(return_address - 1, (uintptr_t)(frame + 2), frame[0], 1, read, context, frames, capacity, outcome);
+    return ss_unwind_stack(return_address - 1, (uintptr_t)(frame + 2), frame[0], 1, read, context, frames, capacity, outcome,
+                           NULL);
 }

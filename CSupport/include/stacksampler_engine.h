@@ -38,6 +38,9 @@ enum {
                                     functions, innermost first, in place of the executor frames above the
                                     innermost async function; each is stored as its entry + 1, so that a
                                     reader that takes a caller's frame minus 1 as the call finds its entry */
+    SS_SAMPLE_FRAME_POINTERS = 1u << 6, /**< the walk crossed code without CFI that no module accounts for (JIT
+                                             code) by frame pointers, every step checked: the callers of those
+                                             frames are as sure as the code's keeping of its frame pointer */
 };
 
 /** One raw sample as stored in the buffer. Frames are leaf first. */
@@ -218,6 +221,11 @@ void ss_module_cache_refresh(void);
 void ss_module_cache_own_load_begin(void);
 void ss_module_cache_own_load_end(void);
 
+/** Reads again, from /proc/self/maps, the executable memory no module accounts for (JIT code,
+ *  which the walk crosses by frame pointer), if a walk met code outside every known range since
+ *  the last read, at most every 100 ms. Call from the sampler thread. */
+void ss_code_ranges_refresh(void);
+
 /** Counts the refreshes that found the module list changed (dlopen, dlclose). */
 uint64_t ss_module_cache_generation(void);
 
@@ -248,10 +256,11 @@ enum {
 /** Walks the stack of a thread stopped at `pc` with stack pointer `sp` and frame pointer
  *  `fp` (`fp_known` 0 if not known) through the engine's unwind tables, reading memory with
  *  `read`. Writes `pc` then the return addresses, leaf first; returns their count and sets
- *  `outcome` (SS_WALK_*). Signal-safe if `read` is. For the sampler thread, with
- *  ss_read_memory_checked, on a thread stopped in a system call. */
+ *  `outcome` (SS_WALK_*) and, unless NULL, `frame_pointer_steps` (the steps taken by frame
+ *  pointer through JIT code, see SS_SAMPLE_FRAME_POINTERS). Signal-safe if `read` is. For the
+ *  sampler thread, with ss_read_memory_checked, on a thread stopped in a system call. */
 int ss_unwind_stack(uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, ss_memory_reader read, void *context,
-                    uintptr_t *frames, int capacity, int *outcome);
+                    uintptr_t *frames, int capacity, int *outcome, int *frame_pointer_steps);
 
 /** ss_unwind_stack from the context a signal interrupted (`interrupted`, a ucontext_t), with every
  *  register the handler's walk starts from (rbx too: the CFA of the loader's lazy-binding resolver). */

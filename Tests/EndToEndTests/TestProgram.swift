@@ -91,6 +91,8 @@ enum TestProgram: String, CaseIterable, Sendable {
     case hiddenDlclose = "hidden_dlclose"
     /// Rust; three threads spinning in `middle` -> `leaf`, each with Rust's 8 KiB alternate signal stack.
     case rustThreads = "rust_threads"
+    /// `rustThreads` with v0 symbol mangling (`_R…`).
+    case rustThreadsV0 = "rust_threads_v0"
     /// `maps`: prints the shared objects mapped into it; `null`: prints its caught-signal mask and
     /// crash-signal dispositions, then dies of a null-pointer write.
     case crash
@@ -131,7 +133,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .threadsBeforeStartSwift: "threads_before_start.swift"
         case .asyncStages, .asyncStagesSelf: "async_stages.swift"
         case .threadsBeforeStartNoFramePointers: "threads_before_start.c"
-        case .rustThreads: rawValue + ".rs"
+        case .rustThreads, .rustThreadsV0: "rust_threads.rs"
         case .loaderChurn, .unwindCode: rawValue + ".cpp"
         default: rawValue + ".c"
         }
@@ -166,6 +168,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .smallAltstack, .ownLibunwind, .hiddenDlclose, .sigprofReader, .smallStack: ["gcc", "-O2", "-pthread"]
         case .fdHeadroom: ["gcc", "-O2", "-D_FORTIFY_SOURCE=2", "-pthread"]
         case .rustThreads: ["rustc", "-O"]
+        case .rustThreadsV0: ["rustc", "-O", "-C", "symbol-mangling-version=v0"]
         }
     }
 

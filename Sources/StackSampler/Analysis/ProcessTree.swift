@@ -60,5 +60,6 @@ extension Profile.Losses {
         countedEvents += other.countedEvents
         descriptorRefusals += other.descriptorRefusals
         earlyOverflows += other.earlyOverflows
+        framePointerSamples += other.framePointerSamples
     }
 }

@@ -30,6 +30,9 @@ extension Profile {
         if losses.descriptorRefusals > 0 {
             lines.append("descriptors: \(losses.descriptorRefusals) times a thread got no counter: the counters take at most a sixteenth of the file descriptor limit (ulimit -n; see engine:), or the process had reached that limit; those threads were not sampled until one was free")
         }
+        if losses.framePointerSamples > 0 {
+            lines.append("frame pointers: \(losses.framePointerSamples) samples crossed JIT code (no unwind info) by its frame pointers, every step checked")
+        }
         if losses.overrunPeriods > 0 {
             lines.append("timer overruns: \(losses.overrunPeriods) periods the kernel noticed late were counted with the sample that followed them")
         }

@@ -76,12 +76,14 @@ final class BlockedThreadWalker {
         pages.initialize(to: ss_page_cache())
         let frames = UnsafeMutablePointer(mutating: ss_sample_frames(buffer))
         var outcome: Int32 = 0
+        var framePointerSteps: Int32 = 0
         let count = ss_unwind_stack(before.programCounter, before.stackPointer, 0, 0, ss_read_memory_paged, pages,
-                                    frames, Int32(capacity), &outcome)
+                                    frames, Int32(capacity), &outcome, &framePointerSteps)
         guard let after = Self.position(of: tid), after == before, ss_thread_cpu_time_ns(tid) == cpu, count > 0 else { return .unsettled }
         var flags = UInt16(SS_SAMPLE_WITHOUT_SIGNAL)
         if outcome == Int32(SS_WALK_TRUNCATED) { flags |= UInt16(SS_SAMPLE_TRUNCATED) }
         if outcome == Int32(SS_WALK_ENDED_EARLY) { flags |= UInt16(SS_SAMPLE_UNWIND_FAILED) }
+        if framePointerSteps > 0 { flags |= UInt16(SS_SAMPLE_FRAME_POINTERS) }
         let header = buffer.assumingMemoryBound(to: ss_sample.self)
         header.pointee.time_ns = now
         header.pointee.cpu_ns = cpu

@@ -19,7 +19,8 @@ struct LossCounters: Sendable {
                        foreignSignals: Int(foreignSignals &- start.foreignSignals),
                        countedEvents: Int(countedEvents &- start.countedEvents),
                        descriptorRefusals: Int(descriptorRefusals &- start.descriptorRefusals),
-                       earlyOverflows: Int(earlyOverflows &- start.earlyOverflows))
+                       earlyOverflows: Int(earlyOverflows &- start.earlyOverflows),
+                       framePointerSamples: counts.framePointerSamples)
     }
 }
 

@@ -29,6 +29,9 @@ struct Sample: Sendable {
     var periods: Int
     /// Wall mode: the thread's CPU time as the sample was taken; nil in cpu mode.
     var cpuNanoseconds: Int64?
+    /// The walk crossed JIT code (code without unwind info that no module accounts for) by frame
+    /// pointers, each step checked.
+    var throughFramePointers: Bool
 
     /// Whether the stack reaches the thread's root (nothing cut or missing).
     var isComplete: Bool { walk == .complete }
@@ -47,5 +50,6 @@ struct Sample: Sendable {
             else { .complete }
         periods = Int(max(1, header.periods))
         cpuNanoseconds = header.cpu_ns >= 0 ? header.cpu_ns : nil
+        throughFramePointers = flags & UInt32(SS_SAMPLE_FRAME_POINTERS) != 0
     }
 }

@@ -203,12 +203,14 @@ final class SamplerThread: @unchecked Sendable {
             if woken == Int32(SS_WOKEN_TO_REFRESH) {
                 // A module was closed: serve handlers the new list now, then sleep on to the tick.
                 ss_module_cache_refresh()
+                ss_code_ranges_refresh()
                 continue
             }
             let now = ss_now_ns()
             // Ticks due since the last one: more than one when this thread was kept off the CPU.
             let due = now >= nextWake ? Int((now - nextWake) / interval) + 1 : 1
             ss_module_cache_refresh()
+            ss_code_ranges_refresh()
             loopLock.withLock { _ in
                 wake(at: now, due: due, scanning: now &- lastScan >= Self.scanIntervalNanoseconds)
                 if let window, now >= windowEnd {

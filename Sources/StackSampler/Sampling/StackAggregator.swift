@@ -24,6 +24,8 @@ struct StackAggregator: Sendable {
     private(set) var unwindFaults = 0
     /// Timer periods the kernel merged into a later sample (overruns); that sample counts for them.
     private(set) var overrunPeriods = 0
+    /// Samples whose walk crossed JIT code by frame pointers.
+    private(set) var framePointerSamples = 0
 
     /// The record index of the live thread `tid`, creating one if the tid is new (named `name`,
     /// or else as /proc says).
@@ -47,6 +49,7 @@ struct StackAggregator: Sendable {
         case .endedEarly: unwindFailures += periods
         case .faulted: unwindFaults += periods
         }
+        if sample.throughFramePointers { framePointerSamples += periods }
         let key = StackKey(thread: index, frames: sample.frames, truncated: sample.walk == .truncated)
         overrunPeriods += periods - 1
         counts[key, default: 0] += periods

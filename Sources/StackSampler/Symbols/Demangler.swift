@@ -15,14 +15,18 @@ private typealias CxaDemangle = @convention(c) (
     UnsafePointer<CChar>?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Int32>?
 ) -> UnsafeMutablePointer<CChar>?
 
-/// Swift and C++ demangling.
+/// Swift, Rust and C++ demangling.
 enum Demangler {
     /// Demangles `symbol` and classifies it: Swift (`$s`, `_$s`, `$S`, `_$S`) through the
-    /// runtime's `swift_demangle`, C++ (`_Z`) through `__cxa_demangle`, anything else is
+    /// runtime's `swift_demangle`, Rust (v0 `_R`, and legacy `_ZN…17h<hash>E`) as Rust's tools
+    /// show it (`RustNames`, as `.native`), C++ (`_Z`) through `__cxa_demangle`, anything else is
     /// returned unchanged as `.native`. A name that fails to demangle is returned unchanged.
     static func demangle(_ symbol: String) -> (name: String, kind: FrameKind) {
         if isSwift(symbol) {
             return (demangleSwift(symbol) ?? symbol, .swift)
+        }
+        if symbol.hasPrefix("_R") || symbol.hasPrefix("_ZN"), let rust = RustNames.demangle(symbol) {
+            return (rust, .native)
         }
         if symbol.hasPrefix("_Z") {
             return (demangleCxx(symbol) ?? symbol, .cpp)

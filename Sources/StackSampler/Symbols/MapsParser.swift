@@ -47,7 +47,8 @@ enum MapsParser {
         return MapsEntry(start: start, end: end, isExecutable: isExecutable, fileOffset: fileOffset, pathname: pathname)
     }
 
-    private static func hexValue(_ digits: ArraySlice<UInt8>) -> UInt? {
+    /// Hexadecimal digits (at most 16, no `0x`) as a number; nil if they are not.
+    static func hexValue(_ digits: ArraySlice<UInt8>) -> UInt? {
         guard !digits.isEmpty, digits.count <= 16 else { return nil }
         var value: UInt = 0
         for digit in digits {

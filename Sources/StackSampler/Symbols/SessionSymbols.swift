@@ -1,3 +1,4 @@
+import Glibc
 import CEngine
 import Synchronization
 
@@ -7,7 +8,8 @@ import Synchronization
 /// so every name follows the same options and each module's tables load once. The mappings are
 /// read at the first use (not when profiling starts, which may be in a library constructor),
 /// again when an address lies outside every known mapping (at most once per second: code
-/// mapped by dlopen), and afresh for each profile. Safe to use from any thread.
+/// mapped by dlopen), and afresh for each profile; so is the perf map the program may write
+/// (`/tmp/perf-PID.map`: names of its JIT code). Safe to use from any thread.
 final class SessionSymbols: @unchecked Sendable {
     private static let remapIntervalNanoseconds: UInt64 = 1_000_000_000
     private let lock = Mutex<Void>(())
@@ -53,7 +55,7 @@ final class SessionSymbols: @unchecked Sendable {
     }
 
     private func remap(at now: UInt64) {
-        symbolizer.remap(.current())
+        symbolizer.remap(.current(), perfMap: .ofProcess(getpid()))
         readAt = now
     }
 }

@@ -6,6 +6,8 @@ import SymbolLibraries
 final class Symbolizer {
     /// The mappings addresses are looked up in.
     private(set) var moduleMap: ModuleMap
+    /// Names of generated (JIT) code, for addresses no module's symbol covers.
+    private var perfMap: PerfMap
     private let debugFiles: DebugFileLocator
     private let keepsSpecializations: Bool
     private let resolvesLines: Bool
@@ -16,20 +18,24 @@ final class Symbolizer {
     private var cache: [UInt: SymbolizedFrame] = [:]
     private var functionStarts: [UInt: UInt] = [:]
 
-    /// A symbolizer over `modules` (by default this process's current mappings).
-    init(modules: ModuleMap = .current(), options: SymbolOptions = SymbolOptions()) {
+    /// A symbolizer over `modules` (by default this process's current mappings), naming generated
+    /// code through `perfMap`.
+    init(modules: ModuleMap = .current(), perfMap: PerfMap = PerfMap(), options: SymbolOptions = SymbolOptions()) {
         self.moduleMap = modules
+        self.perfMap = perfMap
         self.debugFiles = DebugFileLocator(root: options.debugRoot)
         self.keepsSpecializations = options.keepsSpecializations
         self.resolvesLines = options.resolvesLines
     }
 
-    /// Looks addresses up in `modules` from now on (mappings read again: a module loaded or
-    /// unloaded since). Names found so far are forgotten; each file's tables stay loaded.
-    /// Tables of modules no longer mapped are released, so a long-lived session that loads and
-    /// unloads plugins holds the tables of what is mapped now, not of everything ever mapped.
-    func remap(_ modules: ModuleMap) {
+    /// Looks addresses up in `modules` and `perfMap` from now on (mappings read again: a module
+    /// loaded or unloaded since, code generated since). Names found so far are forgotten; each
+    /// file's tables stay loaded. Tables of modules no longer mapped are released, so a long-lived
+    /// session that loads and unloads plugins holds the tables of what is mapped now, not of
+    /// everything ever mapped.
+    func remap(_ modules: ModuleMap, perfMap: PerfMap = PerfMap()) {
         moduleMap = modules
+        self.perfMap = perfMap
         cache.removeAll(keepingCapacity: true)
         functionStarts.removeAll(keepingCapacity: true)
         let mapped = Set(modules.modules.map(\.path))
@@ -78,6 +84,7 @@ final class Symbolizer {
 
     private func resolve(_ address: UInt) -> SymbolizedFrame {
         guard let module = moduleMap.module(containing: address) else {
+            if let generated = generatedCode(address) { return generated }
             if let region = moduleMap.pseudoRegion(containing: address), let vdso = vdso(region) {
                 let vaddr = vdso.vaddr(of: address, mappedAt: region.start, fileOffset: 0)
                 if let index = vdso.symbols.index(covering: vaddr) {
@@ -93,6 +100,7 @@ final class Symbolizer {
         let vaddr = image?.vaddr(of: address, mappedAt: module.start, fileOffset: module.fileOffset)
             ?? UInt64(address - module.start + module.fileOffset)
         var frame = named(vaddr, in: module, image: image)
+        if !frame.isResolved, let generated = generatedCode(address) { return generated }
         if let lines = image?.lines {
             let answer = lines.answer(at: vaddr)
             frame.location = answer.location
@@ -120,6 +128,13 @@ final class Symbolizer {
         return SymbolizedFrame(name: "\(module.basename)+0x\(String(named, radix: 16))", modulePath: module.path,
                                moduleOffset: UInt(vaddr), functionStart: function.map { UInt($0.lowerBound) },
                                kind: .unknown, isResolved: false)
+    }
+
+    /// The frame of `address` in code the perf map names (its module offset is the address).
+    private func generatedCode(_ address: UInt) -> SymbolizedFrame? {
+        guard let entry = perfMap.entry(containing: address) else { return nil }
+        return SymbolizedFrame(name: entry.name, modulePath: nil, moduleOffset: address, functionStart: entry.start,
+                               kind: .native, isResolved: true)
     }
 
     /// `[vdso]+0xOFFSET` for named file-less mappings, `[anon]+0xADDRESS` for anonymous ones,

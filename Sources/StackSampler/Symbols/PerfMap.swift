@@ -1,0 +1,79 @@
+import Glibc
+
+/// The names a runtime gives the code it generates, from `/tmp/perf-PID.map`: one
+/// `START SIZE name` line (hexadecimal, no `0x`) per piece of code, as `node --perf-basic-prof`
+/// or `DOTNET_PerfMapEnabled=1` write them, and perf reads them. The file grows while the
+/// program runs and code freed by the runtime may be reused for other code: a later line wins
+/// over an earlier one that covers the same address.
+struct PerfMap: Sendable {
+    /// One line of the file.
+    struct Entry: Sendable {
+        var start: UInt
+        var end: UInt
+        var name: String
+        /// The line's position in the file: the higher, the newer.
+        var sequence: Int
+    }
+
+    /// Lines, sorted by start address (then by sequence).
+    private(set) var entries: [Entry]
+
+    /// How many earlier-starting entries a lookup looks back through for an overlapping one.
+    private static let overlapLookback = 8
+
+    /// An empty map: no names.
+    init() { entries = [] }
+
+    /// Parses the file's text; lines that do not parse are skipped.
+    init(text: [UInt8]) {
+        var entries: [Entry] = []
+        for line in text.split(separator: UInt8(ascii: "\n")) {
+            let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: false)
+            guard fields.count == 3, let start = Self.hex(fields[0]), let size = Self.hex(fields[1]), size > 0,
+                  start <= UInt.max - size else { continue }
+            entries.append(Entry(start: start, end: start + size, name: String(decoding: fields[2], as: UTF8.self),
+                                 sequence: entries.count))
+        }
+        self.entries = entries.sorted { ($0.start, $0.sequence) < ($1.start, $1.sequence) }
+    }
+
+    /// The map process `pid` wrote, if there is one: a regular file owned by this user (anyone may
+    /// write into /tmp), read now. Empty otherwise.
+    static func ofProcess(_ pid: Int32) -> PerfMap {
+        let fd = open("/tmp/perf-\(pid).map", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return PerfMap() }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid() else { return PerfMap() }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 { break }
+            bytes += chunk[..<count]
+        }
+        return PerfMap(text: bytes)
+    }
+
+    /// The name of the newest entry covering `address`, and where that code starts.
+    func entry(containing address: UInt) -> Entry? {
+        var low = 0
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].start <= address { low = middle + 1 } else { high = middle }
+        }
+        var found: Entry?
+        for index in stride(from: low - 1, through: max(0, low - Self.overlapLookback), by: -1) where index >= 0 {
+            let entry = entries[index]
+            if address < entry.end, found.map({ entry.sequence > $0.sequence }) ?? true { found = entry }
+        }
+        return found
+    }
+
+    /// Hexadecimal, with or without `0x`.
+    private static func hex(_ field: ArraySlice<UInt8>) -> UInt? {
+        MapsParser.hexValue(field.starts(with: [UInt8(ascii: "0"), UInt8(ascii: "x")]) ? field.dropFirst(2) : field)
+    }
+}
