@@ -62,7 +62,9 @@ private func start(_ settings: PreloadSettings, parent: pid_t? = nil) -> Preload
     }
     let daemon: Daemon
     do {
-        let pushers: [any WindowPusher] = try PyroscopePusher.fromEnvironment(processName: FileIO.processName).map { [$0] } ?? []
+        var pushers: [any WindowPusher] = try PyroscopePusher.fromEnvironment(processName: FileIO.processName).map { [$0] } ?? []
+        // Over OTLP only when windows are cut: the OTEL_* variables alone start nothing.
+        if settings.daemon.window != nil, let otlp = OTLPPusher.fromEnvironment() { pushers.append(otlp) }
         // A one-shot session (written at exit) starts first, so that the endpoints serve spans of it.
         if !settings.isContinuous, !settings.outputPatterns.isEmpty { try Profiler.start(settings.configuration) }
         daemon = try Daemon(settings: settings.daemon, configuration: settings.configuration,
