@@ -104,4 +104,33 @@ import Testing
         #expect(counters.droppedRejected == 1 && counters.pushed == 1 && counters.retried == 0)
         #expect(pusher.lastError == "HTTP 404: 404 page not found")
     }
+
+    @Test("over real HTTP, the profile and the spans reach a collector at their signal's paths and decode with the official definitions")
+    func overHTTP() throws {
+        let receiver = IngestReceiver()
+        try receiver.start()
+        defer { receiver.stop() }
+        let variables = ["OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_SERVICE_NAME": "checkout", "OTEL_EXPORTER_OTLP_HEADERS": "api-key=k"]
+        let settings = try #require(try OTLPSettings.read({ variables[$0] }, executableName: "shop-api", processID: 99))
+        let pusher = try OTLPPusher(settings: settings, policy: quick, transport: HTTPClient())
+        let profile = OTLPEncoderTests().profileWithCalls()
+        pusher.push(profile)
+        let counters = pusher.stop(deadline: .seconds(20))
+        #expect(counters.pushed == 2 && counters.dropped == 0, "\(pusher.lastError ?? "")")
+        let requests = receiver.requests
+        #expect(requests.map(\.path) == ["/v1development/profiles", "/v1/traces"])
+        try #require(requests.count == 2)
+        for request in requests {
+            #expect(request.method == "POST" && request.headers["content-type"] == "application/x-protobuf" && request.headers["api-key"] == "k")
+        }
+        let profiles = try decodedOTLP(requests[0].body, signal: "profiles")
+        #expect((profiles["resource"] as? [String: Any])?["service.name"] as? String == "checkout")
+        #expect(((profiles["profiles"] as? [[String: Any]])?.first?["total"] as? Int) == profile.sampleCount)
+        let traces = try decodedOTLP(requests[1].body, signal: "traces")
+        #expect((traces["resource"] as? [String: Any])?["process.pid"] as? Int == 99)
+        let spans = try #require(traces["spans"] as? [[String: Any]])
+        #expect(spans.map { $0["name"] as? String } == profile.invocations.map(\.name))
+        #expect(spans[2]["parent_span_id"] as? String == spans[1]["span_id"] as? String)
+        #expect(spans.map { ($0["end"] as? Int ?? 0) - ($0["start"] as? Int ?? 0) } == profile.invocations.map { Int($0.durationNanoseconds) })
+    }
 }
