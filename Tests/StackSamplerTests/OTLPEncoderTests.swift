@@ -57,8 +57,8 @@ struct DecodeFailure: Error, CustomStringConvertible {
     @Test("spans decoded with the official definitions nest as the calls did, with the calls' names, times and threads")
     func spansNestAsTheCallsDid() throws {
         let profile = profileWithCalls()
-        let decoded = try decodedOTLP(OTLPTracesEncoder.request(profile.invocations, of: profile, resource: resource, session: 7),
-                                      signal: "traces")
+        let decoded = try decodedOTLP(OTLPTracesEncoder.request(profile.invocations, of: profile, realtimeOffset: offset(of: profile),
+                                                                resource: resource, session: 7), signal: "traces")
         #expect((decoded["problems"] as? [String]) == [])
         #expect((decoded["resource"] as? [String: Any])?["service.name"] as? String == "checkout")
         #expect((decoded["resource"] as? [String: Any])?["process.pid"] as? Int == 4242)
@@ -92,26 +92,21 @@ struct DecodeFailure: Error, CustomStringConvertible {
         #expect((main["start"] as! Int) <= (parse["start"] as! Int) && (parse["end"] as! Int) <= (main["end"] as! Int))
     }
 
-    @Test("trace ids depend on the session and the root call only, so calls ending in different windows share their trace")
-    func traceIDsAreStableAcrossWindows() throws {
+    @Test("trace ids depend on the session and the root call only, so calls sent in different requests share their trace")
+    func traceIDsAreStableAcrossRequests() throws {
         let profile = profileWithCalls()
-        let early = try decodedOTLP(OTLPTracesEncoder.request([profile.invocations[2]], of: profile, resource: resource, session: 7),
-                                    signal: "traces")
-        var later = profile
-        later.startNanoseconds += 500_000_000
-        later.realtimeStartNanoseconds += 500_000_000
-        let late = try decodedOTLP(OTLPTracesEncoder.request([profile.invocations[0]], of: later, resource: resource, session: 7),
-                                   signal: "traces")
-        let other = try decodedOTLP(OTLPTracesEncoder.request([profile.invocations[0]], of: profile, resource: resource, session: 8),
-                                    signal: "traces")
-        func traceID(_ decoded: [String: Any]) -> String? { (decoded["spans"] as? [[String: Any]])?.first?["trace_id"] as? String }
-        #expect(traceID(early) != nil && traceID(early) == traceID(late))
-        #expect(traceID(other) != traceID(late))
-        // The same call is at the same Unix time whichever window's offset converts it.
-        let first = (late["spans"] as? [[String: Any]])?.first?["start"] as? Int
-        let second = (other["spans"] as? [[String: Any]])?.first?["start"] as? Int
-        #expect(first != nil && first == second)
+        func traceID(_ call: Int, session: UInt64) throws -> String? {
+            let body = OTLPTracesEncoder.request([profile.invocations[call]], of: profile, realtimeOffset: offset(of: profile),
+                                                 resource: resource, session: session)
+            return (try decodedOTLP(body, signal: "traces")["spans"] as? [[String: Any]])?.first?["trace_id"] as? String
+        }
+        let root = try traceID(0, session: 7), callee = try traceID(2, session: 7), otherSession = try traceID(0, session: 8)
+        #expect(root != nil && root == callee)
+        #expect(root != otherSession)
     }
+
+    /// CLOCK_REALTIME − CLOCK_MONOTONIC at `profile`'s start.
+    func offset(of profile: Profile) -> UInt64 { profile.realtimeStartNanoseconds &- profile.startNanoseconds }
 
     @Test("an OTLP profile decoded with the official definitions holds the pprof's samples, stacks and threads, per sample type")
     func profileMatchesThePprof() throws {

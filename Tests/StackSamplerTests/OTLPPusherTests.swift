@@ -93,6 +93,38 @@ import Testing
         #expect(spans?.count == 4)
     }
 
+    @Test("a caller sent windows after its callee still encloses it: the realtime offset is kept through its ns of noise, and follows a clock step")
+    func spansOfDifferentWindowsNest() throws {
+        let transport = ScriptedTransport([])
+        let pusher = try OTLPPusher(settings: OTLPSettings(tracesURL: "http://c/v1/traces", profilesURL: nil, resource: OTLPResource()),
+                                    policy: quick, transport: transport)
+        let calls = OTLPEncoderTests().profileWithCalls()
+        // Window 1: the callee `parse` ends. Window 2, its realtime offset measured 15 ns larger:
+        // the caller `main` ends, seen first in the same sample as `parse` (the same start).
+        var first = calls, second = calls
+        first.invocations = [calls.invocations[1]]
+        var caller = calls.invocations[0]
+        caller.startNanoseconds = calls.invocations[1].startNanoseconds
+        second.invocations = [caller]
+        second.startNanoseconds += 500_000_000
+        second.realtimeStartNanoseconds += 500_000_000 + 15
+        // Window 3: the realtime clock was set 2 s ahead.
+        var third = second
+        third.startNanoseconds += 500_000_000
+        third.realtimeStartNanoseconds += 500_000_000 + 2_000_000_000
+        for window in [first, second, third] { pusher.push(window) }
+        pusher.stop(deadline: .seconds(10))
+        let spans = try transport.requests.map { try #require((try decodedOTLP($0.body, signal: "traces")["spans"] as? [[String: Any]])?.first) }
+        try #require(spans.count == 3)
+        let (callee, enclosing, afterStep) = (spans[0], spans[1], spans[2])
+        #expect(callee["parent_span_id"] as? String == enclosing["span_id"] as? String)
+        let calleeStart = try #require(callee["start"] as? Int), callerStart = try #require(enclosing["start"] as? Int)
+        #expect(callerStart <= calleeStart, "the caller starts \(callerStart - calleeStart) ns after its callee")
+        let calleeEnd = try #require(callee["end"] as? Int), callerEnd = try #require(enclosing["end"] as? Int)
+        #expect(calleeEnd <= callerEnd)
+        #expect(afterStep["start"] as? Int == callerStart + 2_000_000_015)
+    }
+
     @Test("a collector that refuses the profiles signal does not stop the spans")
     func aRefusedSignalIsCountedAlone() throws {
         let transport = ScriptedTransport([.success(HTTPClientResponse(status: 404, body: Array("404 page not found".utf8)))])

@@ -1,5 +1,6 @@
 import Glibc
 import StackSampler
+import Synchronization
 
 /// Pushes every window to an OpenTelemetry collector over OTLP/HTTP (protobuf): the window's
 /// profile as an `ExportProfilesServiceRequest` (`OTLPProfilesEncoder`) and the calls that ended
@@ -14,6 +15,10 @@ package final class OTLPPusher: WindowPusher {
     /// Tells this session's trace and profile ids from another process's: the pid and the
     /// realtime clock at start.
     private let session: UInt64
+    /// The realtime offset spans are converted with (see `realtimeOffset(of:)`); nil before the first window.
+    private let keptOffset = Mutex<UInt64?>(nil)
+    /// Below this, two windows' realtime offsets differ by their measurement's noise, not by a clock change: 1 ms.
+    private static let offsetNoise: UInt64 = 1_000_000
 
     /// Starts the push thread. `transport` makes the requests (a fake one in tests).
     package init(settings: OTLPSettings, policy: PushPolicy = PushPolicy(), transport: any HTTPTransport = HTTPClient()) throws(PushError) {
@@ -56,7 +61,21 @@ package final class OTLPPusher: WindowPusher {
     /// as a traces request; nothing for no call or without a traces endpoint.
     package func pushCalls(_ calls: [Profile.Invocation], of profile: Profile) {
         guard settings.tracesURL != nil, !calls.isEmpty else { return }
-        thread.push(PendingExport(.traces(calls), profile, session: session))
+        thread.push(PendingExport(.traces(calls, realtimeOffset: realtimeOffset(of: profile)), profile, session: session))
+    }
+
+    /// The offset from the monotonic clock to the realtime one to convert `profile`'s calls with.
+    /// Each window measures it anew, with some ns of noise: a caller converted in a later window
+    /// than its callee could start a few ns after it. So the offset kept is used while a window's
+    /// differs from it by less than `offsetNoise`; a larger difference is the realtime clock set
+    /// or slewed, and is followed.
+    private func realtimeOffset(of profile: Profile) -> UInt64 {
+        let measured = profile.realtimeStartNanoseconds &- profile.startNanoseconds
+        return keptOffset.withLock { kept in
+            if let offset = kept, min(measured &- offset, offset &- measured) < Self.offsetNoise { return offset }
+            kept = measured
+            return measured
+        }
     }
 
     /// What the window reports and the status object call this pusher's figures.
@@ -74,7 +93,7 @@ private final class PendingExport: @unchecked Sendable {
     /// Which signal.
     enum Signal {
         case profiles
-        case traces([Profile.Invocation])
+        case traces([Profile.Invocation], realtimeOffset: UInt64)
     }
 
     let signal: Signal
@@ -95,9 +114,11 @@ private final class PendingExport: @unchecked Sendable {
         case .profiles:
             url = settings.profilesURL ?? ""
             if body == nil { body = OTLPProfilesEncoder.request(profile, resource: settings.resource, session: session) }
-        case .traces(let calls):
+        case .traces(let calls, let offset):
             url = settings.tracesURL ?? ""
-            if body == nil { body = OTLPTracesEncoder.request(calls, of: profile, resource: settings.resource, session: session) }
+            if body == nil {
+                body = OTLPTracesEncoder.request(calls, of: profile, realtimeOffset: offset, resource: settings.resource, session: session)
+            }
         }
         let headers = [(name: "Content-Type", value: "application/x-protobuf"), (name: "User-Agent", value: "stacksampler")] + settings.headers
         return HTTPClientRequest(method: .post, url: url, headers: headers, body: body ?? [],

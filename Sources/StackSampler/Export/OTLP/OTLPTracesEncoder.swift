@@ -1,6 +1,6 @@
 /// Reconstructed calls as an OTLP `ExportTraceServiceRequest`: one span per call, named by its
 /// function, with the call's start and duration (Unix ns: the monotonic times moved by the
-/// profile's realtime offset) and `code.function.name`, `thread.id`, `thread.name` and
+/// given realtime offset) and `code.function.name`, `thread.id`, `thread.name` and
 /// `stacksampler.samples` attributes. A call's caller is its span's parent; every call of one root
 /// call shares a trace id, derived from the session and the root's id, so calls that end in
 /// different windows (a long-lived caller ends after its callees) still meet in one trace. A span
@@ -19,11 +19,11 @@ package enum OTLPTracesEncoder {
     /// SPAN_KIND_INTERNAL: a call inside the process.
     private static let internalKind: UInt64 = 1
 
-    /// The request of `invocations` (calls of `profile`'s threads, on its monotonic clock) from the
-    /// process `resource` describes; `session` tells this session's trace ids from another's.
-    package static func request(_ invocations: [Profile.Invocation], of profile: Profile, resource: OTLPResource,
-                                session: UInt64) -> [UInt8] {
-        let offset = profile.realtimeStartNanoseconds &- profile.startNanoseconds
+    /// The request of `invocations` (calls of `profile`'s threads, on the monotonic clock) from the
+    /// process `resource` describes; `realtimeOffset` is CLOCK_REALTIME − CLOCK_MONOTONIC, in ns
+    /// (wrapping); `session` tells this session's trace ids from another's.
+    package static func request(_ invocations: [Profile.Invocation], of profile: Profile, realtimeOffset offset: UInt64,
+                                resource: OTLPResource, session: UInt64) -> [UInt8] {
         var request = ProtobufWriter()
         request.message(Field.Request.resourceSpans) {
             $0.message(Field.ResourceSpans.resource) { OTLPEncoding.write(resource, to: &$0) }
