@@ -14,9 +14,10 @@ set -euo pipefail
 # nginx, redis-server and apache2-utils (for `ab`): tests run real services that fork (a
 # daemonizing nginx and redis-server, nginx's pre-forked workers under ab's load) under the daemon.
 # nodejs: a test profiles JIT code (V8's, no CFI) with `node --perf-basic-prof`.
+# python3-pip: installs opentelemetry-proto below.
 required=(libunwind-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev gcc rustc
           chromium python3 fonts-dejavu-core golang-go libmicrohttpd-dev libmicrohttpd12 curl libcurl4-openssl-dev
-          nginx redis-server apache2-utils xz-utils g++ nodejs)
+          nginx redis-server apache2-utils xz-utils g++ nodejs python3-pip)
 missing=()
 for pkg in "${required[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -29,5 +30,16 @@ if [ "${#missing[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   "${sudo_cmd[@]}" apt-get update -qq
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# opentelemetry-proto (PyPI): the OTLP push tests decode what the profiler sends with
+# OpenTelemetry's official protobuf definitions (Tests/Programs/otlp_collector.py), for the
+# python3 the tests run (the first on PATH). Debian's own python3 refuses pip installs outside a
+# virtual environment unless told (PEP 668). Pinned: the profiles signal is still in development
+# and its layout changes between versions; the encoder follows this one's (ProfilesDictionary).
+otel_proto=opentelemetry-proto==1.45.2
+if ! python3 -c "import importlib.metadata as m; assert m.version('opentelemetry-proto') == '${otel_proto#*==}'" 2>/dev/null; then
+  echo "setup: installing $otel_proto for $(command -v python3)" >&2
+  python3 -m pip install --quiet "$otel_proto" 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages "$otel_proto"
 fi
 command -v swift >/dev/null || { echo "setup: swift not found on PATH (expected the Swift 6 toolchain)" >&2; exit 1; }

@@ -4,37 +4,38 @@ import StackSampler
 import Synchronization
 
 /// The profiler living inside a service: a continuous session whose windows are written to
-/// files and pushed to a Pyroscope-compatible back end, and the HTTP endpoints that serve
+/// files and pushed to back ends (Pyroscope, OTLP), and the HTTP endpoints that serve
 /// profiles on request (spans of the running session, or on-demand sessions). Started by the
 /// preload library when a daemon setting is given; `stop()` ends it and hands out the last window.
 package final class Daemon: Sendable {
     private let settings: DaemonSettings
     private let files: WindowFiles?
-    private let pusher: PyroscopePusher?
+    private let pushers: [any WindowPusher]
     private let windowsHandled = Atomic<Int>(0)
-    /// The pusher's counters when the window before was handed to it.
-    private let pushedBefore = Mutex(PushCounters())
+    /// Each pusher's counters when the window before was handed to it.
+    private let pushedBefore: Mutex<[PushCounters]>
     private let server = Mutex<ProfileServer?>(nil)
     /// In a forked child: the listen addresses, taken once the parent that holds them is gone.
     private let handOver = Mutex<ListenHandOver?>(nil)
 
     /// Starts the daemon: with a window length, a continuous session with `configuration` whose
-    /// windows go to `outputs` (pid already in the paths; `%t` rotates) and to `pusher`; and the
+    /// windows go to `outputs` (pid already in the paths; `%t` rotates) and to `pushers`; and the
     /// endpoints (the default socket, and `settings.listen`), whose on-demand sessions take
     /// `configuration`'s settings. A listener that cannot be opened is said on stderr and left
     /// out: the rest runs. In a forked child, `parent` is the process that forked it: the listen
     /// addresses are the parent's while it lives (`ListenHandOver`), the child serves its default
     /// socket meanwhile. Throws if the session cannot start.
     package init(settings: DaemonSettings, configuration: ProfilerConfiguration, outputs: [OutputTarget], summaryPath: String?,
-                 options: ExportOptions, pusher: PyroscopePusher?, parent: pid_t? = nil) throws(ProfilerError) {
+                 options: ExportOptions, pushers: [any WindowPusher], parent: pid_t? = nil) throws(ProfilerError) {
         self.settings = settings
-        self.pusher = pusher
+        self.pushers = pushers
+        pushedBefore = Mutex(pushers.map { _ in PushCounters() })
         files = outputs.isEmpty && summaryPath == nil ? nil
             : WindowFiles(outputs: outputs, summaryPath: summaryPath, options: options, keep: settings.keep)
         if let window = settings.window {
             // No file and no back end: windows are cut unnamed (no symbolization), only requests read the session.
             var onWindow: (@Sendable (Profile) -> Void)?
-            if files != nil || pusher != nil { onWindow = { [self] profile in handle(profile) } }
+            if files != nil || !pushers.isEmpty { onWindow = { [self] profile in handle(profile) } }
             try Profiler.startContinuous(configuration, window: window, onWindow: onWindow)
         }
         do {
@@ -56,36 +57,40 @@ package final class Daemon: Sendable {
     }
 
     /// Stops serving, ends the continuous session (if this daemon runs one) and hands out its
-    /// last, partial window; then gives the pusher `pushDeadline` to send what waits.
+    /// last, partial window; then gives the pushers `pushDeadline` to send what waits.
     package func stop(pushDeadline: Duration = .seconds(2)) {
         handOver.withLock { $0 }?.stop()
         server.withLock { $0 }?.stop()
-        if settings.window != nil, let profile = try? Profiler.stop(), files != nil || pusher != nil { handle(profile) }
-        guard let pusher else { return }
-        let counters = pusher.stop(deadline: pushDeadline)
-        if counters.droppedAtStop > 0 {
-            StandardError.report("push: \(counters.droppedAtStop) windows could not be sent before exit (\(pusher.lastError ?? "the back end was slow"))")
+        if settings.window != nil, let profile = try? Profiler.stop(), files != nil || !pushers.isEmpty { handle(profile) }
+        // Every pusher sends on its own thread meanwhile: each is given what is left of the deadline.
+        let end = ss_now_ns() &+ pushDeadline.wholeNanoseconds
+        for pusher in pushers {
+            let now = ss_now_ns()
+            let counters = pusher.stop(deadline: .nanoseconds(Int64(clamping: end > now ? end - now : 0)))
+            if counters.droppedAtStop > 0 {
+                StandardError.report("\(pusher.reportName): \(counters.droppedAtStop) \(pusher.unit) could not be sent before exit (\(pusher.lastError ?? "the back end was slow"))")
+            }
         }
     }
 
-    /// One window: the pusher's report since the window before added, written, then queued for the back end.
+    /// One window: the pushers' reports since the window before added, written, then queued for the back ends.
     private func handle(_ profile: Profile) {
         var profile = profile
-        if let pusher { profile.window?.reports.append(pushReport(pusher)) }
+        for index in pushers.indices { profile.window?.reports.append(pushReport(index)) }
         for problem in files?.write(profile).errors ?? [] { StandardError.report(problem) }
-        pusher?.push(profile)
+        for pusher in pushers { pusher.push(profile) }
         windowsHandled.add(1, ordering: .relaxed)
     }
 
     /// `push: …` since the window before: sent, retried, dropped and why, the queue, the last error.
-    private func pushReport(_ pusher: PyroscopePusher) -> String {
-        let now = pusher.counters
+    private func pushReport(_ index: Int) -> String {
+        let pusher = pushers[index], now = pusher.counters, unit = pusher.unit
         let before = pushedBefore.withLock { before in
-            defer { before = now }
-            return before
+            defer { before[index] = now }
+            return before[index]
         }
         let dropped = now.dropped - before.dropped
-        var line = "push: \(now.pushed - before.pushed) windows sent, \(now.retried - before.retried) attempts retried, \(dropped) windows dropped"
+        var line = "\(pusher.reportName): \(now.pushed - before.pushed) \(unit) sent, \(now.retried - before.retried) attempts retried, \(dropped) \(unit) dropped"
         if dropped > 0 {
             line += " (\(now.droppedQueueFull - before.droppedQueueFull) queue full, \(now.droppedRejected - before.droppedRejected) refused, "
                 + "\(now.droppedGaveUp - before.droppedGaveUp) attempts used up)"
@@ -105,14 +110,15 @@ package final class Daemon: Sendable {
         json.beginArray()
         for address in server.withLock({ $0?.addresses ?? [] }) + (handOver.withLock { $0 }?.addresses ?? []) { json.string(address) }
         json.endArray()
-        guard let pusher else { return }
-        let counters = pusher.counters
-        json.key("push")
-        json.beginObject()
-        for (name, value) in [("sent", counters.pushed), ("retried", counters.retried), ("dropped", counters.dropped), ("waiting", pusher.pending)] {
-            json.key(name)
-            json.integer(value)
+        for pusher in pushers {
+            let counters = pusher.counters
+            json.key(pusher.reportName)
+            json.beginObject()
+            for (name, value) in [("sent", counters.pushed), ("retried", counters.retried), ("dropped", counters.dropped), ("waiting", pusher.pending)] {
+                json.key(name)
+                json.integer(value)
+            }
+            json.endObject()
         }
-        json.endObject()
     }
 }

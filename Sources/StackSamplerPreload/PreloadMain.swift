@@ -62,12 +62,14 @@ private func start(_ settings: PreloadSettings, parent: pid_t? = nil) -> Preload
     }
     let daemon: Daemon
     do {
-        let pusher = try PyroscopePusher.fromEnvironment(processName: FileIO.processName)
+        var pushers: [any WindowPusher] = try PyroscopePusher.fromEnvironment(processName: FileIO.processName).map { [$0] } ?? []
+        // Over OTLP only when windows are cut: the OTEL_* variables alone start nothing.
+        if settings.daemon.window != nil, let otlp = OTLPPusher.fromEnvironment() { pushers.append(otlp) }
         // A one-shot session (written at exit) starts first, so that the endpoints serve spans of it.
         if !settings.isContinuous, !settings.outputPatterns.isEmpty { try Profiler.start(settings.configuration) }
         daemon = try Daemon(settings: settings.daemon, configuration: settings.configuration,
                             outputs: settings.isContinuous ? settings.outputs : [], summaryPath: settings.isContinuous ? settings.summaryPath : nil,
-                            options: settings.options, pusher: pusher, parent: parent)
+                            options: settings.options, pushers: pushers, parent: parent)
     } catch {
         report("\(error); this run is not profiled")
         _ = try? Profiler.stop()

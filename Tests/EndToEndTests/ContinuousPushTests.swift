@@ -5,11 +5,12 @@ extension EndToEnd {
     /// Pushes from a profiled child process to a stand-in for Pyroscope's ingest endpoint
     /// (Tests/Programs/ingest_receiver.py), each request checked against the documented API.
     @Suite struct ContinuousPush {
-        /// The receiver, listening; its requests land in `directory`.
-        static func startReceiver(in directory: String) throws -> (Process, UInt16) {
+        /// The receiver (`script` in Tests/Programs, which prints `port N` once listening), listening;
+        /// its requests land in `directory`.
+        static func startReceiver(in directory: String, script: String = "ingest_receiver.py") throws -> (Process, UInt16) {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", PackagePaths.root + "/Tests/Programs/ingest_receiver.py", directory, "60"]
+            process.arguments = ["python3", PackagePaths.root + "/Tests/Programs/" + script, directory, "60"]
             let output = Pipe()
             process.standardOutput = output
             try process.run()
@@ -18,7 +19,7 @@ extension EndToEnd {
             let text = String(decoding: line, as: UTF8.self)
             guard text.hasPrefix("port "), let port = UInt16(text.dropFirst(5)) else {
                 process.terminate()
-                throw HarnessError("the receiver did not start: '\(text)'")
+                throw HarnessError("\(script) did not start: '\(text)'")
             }
             return (process, port)
         }

@@ -157,6 +157,49 @@ package enum SessionSettings {
         variable: "STACKSAMPLER_PUSH_QUEUE", option: "--push-queue", noun: "a queue length",
         expected: "a whole number from 1 to 1000", parser: { Int($0) }, accepts: { (1...1000).contains($0) })
 
+    // OTLP push: OpenTelemetry's own variables, read as its SDKs read them (only http/protobuf).
+
+    /// The collector's base URL; `/v1/traces` and `/v1development/profiles` are appended.
+    package static let otlpEndpoint = Setting<String>(
+        variable: "OTEL_EXPORTER_OTLP_ENDPOINT", option: "--otlp-endpoint", noun: "an OTLP/HTTP base URL",
+        expected: "an http:// or https:// URL such as http://127.0.0.1:4318", parser: { $0 }, accepts: isHTTPURL)
+    /// The full URL spans are posted to, instead of the base URL's `/v1/traces`.
+    package static let otlpTracesEndpoint = Setting<String>(
+        variable: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", option: "--otlp-traces-endpoint", noun: "an OTLP/HTTP traces URL",
+        expected: "a full http:// or https:// URL such as http://127.0.0.1:4318/v1/traces", parser: { $0 }, accepts: isHTTPURL)
+    /// The full URL profiles are posted to, instead of the base URL's `/v1development/profiles`.
+    package static let otlpProfilesEndpoint = Setting<String>(
+        variable: "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", option: "--otlp-profiles-endpoint", noun: "an OTLP/HTTP profiles URL",
+        expected: "a full http:// or https:// URL such as http://127.0.0.1:4318/v1development/profiles", parser: { $0 },
+        accepts: isHTTPURL)
+    /// Headers sent with every OTLP request: `key=value,…`, percent-decoded.
+    package static let otlpHeaders = Setting<[(key: String, value: String)]>(
+        variable: "OTEL_EXPORTER_OTLP_HEADERS", option: "--otlp-headers", noun: "a list of headers",
+        expected: "key=value pairs separated by commas, percent-encoded, such as api-key=secret,tenant=a%20b",
+        parser: { KeyValueList.parse($0) })
+    /// The OTLP transport: only `http/protobuf` is spoken.
+    package static let otlpProtocol = Setting<String>(
+        variable: "OTEL_EXPORTER_OTLP_PROTOCOL", option: "--otlp-protocol", noun: "a protocol the profiler speaks",
+        expected: "http/protobuf, the only protocol the profiler speaks (not grpc or http/json; a collector's OTLP receiver takes http/protobuf on port 4318)",
+        parser: { $0 }, accepts: { $0 == "http/protobuf" })
+    /// The `service.name` resource attribute.
+    package static let otelServiceName = Setting<String>(
+        variable: "OTEL_SERVICE_NAME", option: "--otel-service-name", noun: "a service name", expected: "a non-empty name",
+        parser: { $0 }, accepts: { !$0.isEmpty })
+    /// More resource attributes: `key=value,…`, percent-decoded.
+    package static let otelResourceAttributes = Setting<[(key: String, value: String)]>(
+        variable: "OTEL_RESOURCE_ATTRIBUTES", option: "--otel-resource-attributes", noun: "a list of resource attributes",
+        expected: "key=value pairs separated by commas, percent-encoded, such as deployment.environment.name=prod,team=a%2Cb",
+        parser: { KeyValueList.parse($0) })
+    /// `true` (any case) turns the OTLP push off, as it turns OpenTelemetry's SDKs off.
+    package static let otelSDKDisabled = Setting<Bool>(
+        variable: "OTEL_SDK_DISABLED", option: "--otel-sdk-disabled", noun: "a switch", expected: "true or false",
+        parser: { switch $0.lowercased() { case "true": true; case "false", "": false; default: nil } })
+
+    @Sendable private static func isHTTPURL(_ text: String) -> Bool {
+        (text.hasPrefix("http://") || text.hasPrefix("https://")) && !text.contains(" ")
+    }
+
     /// A switch: 1, true or yes; 0, false or no.
     @Sendable private static func switchValue(_ text: String) -> Bool? {
         switch text.lowercased() {
