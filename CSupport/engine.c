@@ -61,6 +61,29 @@ static const ss_sampling_engine *settle_engine(const ss_config *config, int perf
     return &ss_cpu_timer_engine;
 }
 
+/* Wall mode: a running thread's stack at a tick is the sample nearest in its CPU time, and a
+ * thread kept off its core part of the time runs less than a period between ticks: samples
+ * every quarter period of CPU time keep the stack at a tick within an eighth of a period of
+ * CPU time of the truth (a period of wall time for a thread that gets an eighth of a core),
+ * but not more often than every millisecond of CPU time (a sample costs about 10 us), nor
+ * less often than every period. */
+uint64_t ss_wall_counter_period(uint64_t period_ns) {
+    uint64_t quarter = period_ns / 4;
+    if (quarter < 1000000) quarter = 1000000;
+    return quarter < period_ns ? quarter : period_ns;
+}
+
+/* The perf engine, presumed and its probe left to the sampler thread when chosen automatically
+ * with arming `deferred` (see choose_engine), else probed now. */
+static const ss_sampling_engine *presume_or_probe_perf(const ss_config *config, int deferred) {
+    if (deferred && config->engine == SS_ENGINE_AUTOMATIC && !config->event_period) {
+        snprintf(engine_description, sizeof engine_description, "%s", ss_perf_event_engine.name);
+        atomic_store(&probe_pending, 1);
+        return &ss_perf_event_engine;
+    }
+    return settle_engine(config, ss_perf_events_available());
+}
+
 /* The engine of `config`'s mode and choice, described; NULL when the one asked for cannot run.
  * Chosen automatically, perf counters run where they change the result: periods shorter than
  * two scheduler ticks, where timers fire late or merge periods. At longer periods the timers
@@ -74,10 +97,9 @@ static const ss_sampling_engine *settle_engine(const ss_config *config, int perf
  * program does not wait for it; asked for by name, the probe runs now, so that a refusal is an
  * error at start. */
 static const ss_sampling_engine *choose_engine(const ss_config *config, int deferred) {
-    if (config->mode == SS_MODE_WALL) {
-        snprintf(engine_description, sizeof engine_description, "%s", ss_wall_signal_engine.name);
-        return &ss_wall_signal_engine;
-    }
+    /* Wall mode samples running threads with the perf engine whatever the period: a timer's
+     * sample comes only at a scheduler tick (4 ms at HZ=250), too coarse for the wall period. */
+    if (config->mode == SS_MODE_WALL && config->engine != SS_ENGINE_TIMERS) return presume_or_probe_perf(config, deferred);
     uint64_t tick = ss_scheduler_tick_ns();
     int wanted = config->event_period || config->engine == SS_ENGINE_PERF ||
                  (config->engine == SS_ENGINE_AUTOMATIC && config->period_ns < 2 * tick);
@@ -91,12 +113,7 @@ static const ss_sampling_engine *choose_engine(const ss_config *config, int defe
         }
         return &ss_cpu_timer_engine;
     }
-    if (deferred && config->engine == SS_ENGINE_AUTOMATIC && !config->event_period) {
-        snprintf(engine_description, sizeof engine_description, "%s", ss_perf_event_engine.name);
-        atomic_store(&probe_pending, 1);
-        return &ss_perf_event_engine;
-    }
-    return settle_engine(config, ss_perf_events_available());
+    return presume_or_probe_perf(config, deferred);
 }
 
 /* The presumed perf engine settled: kept if the kernel opens counters, else the timers (the
