@@ -63,14 +63,14 @@ static const ss_sampling_engine *settle_engine(const ss_config *config, int perf
 
 /* Wall mode: a running thread's stack at a tick is the sample nearest in its CPU time, and a
  * thread kept off its core part of the time runs less than a period between ticks: samples
- * every quarter period of CPU time keep the stack at a tick within an eighth of a period of
- * CPU time of the truth (a period of wall time for a thread that gets an eighth of a core),
- * but not more often than every millisecond of CPU time (a sample costs about 10 us), nor
- * less often than every period. */
+ * every eighth of a period of CPU time keep the stack at a tick within a sixteenth of a period
+ * of CPU time of the truth (a period of wall time for a thread that gets a sixteenth of a
+ * core), but not more often than every millisecond of CPU time (a sample costs about 10 us),
+ * nor less often than every period. */
 uint64_t ss_wall_counter_period(uint64_t period_ns) {
-    uint64_t quarter = period_ns / 4;
-    if (quarter < 1000000) quarter = 1000000;
-    return quarter < period_ns ? quarter : period_ns;
+    uint64_t eighth = period_ns / 8;
+    if (eighth < 1000000) eighth = 1000000;
+    return eighth < period_ns ? eighth : period_ns;
 }
 
 /* The perf engine, presumed and its probe left to the sampler thread when chosen automatically
