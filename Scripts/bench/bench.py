@@ -10,6 +10,8 @@ Subcommands (each reads/writes JSON in the work directory given with --work):
   startup      /bin/true with and without the preload library (hyperfine, else own loop)
   engines      cpu mode's perf and timer engines against perf: rates, attribution, slowdown at 1 kHz and at equal
                delivered rates with fixed costs and cost per delivered sample (wall, CPU, the thread's own gaps), page faults
+  wall-cost    wall mode's sampler CPU per thread-tick (1 busy thread at 1 kHz; 100 sleeping + 2 busy at 100 Hz) and
+               8 busy threads' slowdown at wall 1 kHz against cpu mode 1 kHz, side by side (Markdown table on stdout)
   report       writes BENCHMARKS.md from the JSON files
   report-engines  replaces only the engines section of an existing BENCHMARKS.md (after a lone `engines` run)
 
@@ -24,11 +26,12 @@ from bench_common import BenchError, log
 from bench_engines import cmd_engines
 from bench_measure import cmd_attribution, cmd_calibrate, cmd_handler, cmd_machine, cmd_slowdown, cmd_startup
 from bench_report import cmd_report, cmd_report_engines
+from bench_wall import cmd_wall_cost
 
 COMMANDS = {
     "machine": cmd_machine, "calibrate": cmd_calibrate, "slowdown": cmd_slowdown, "attribution": cmd_attribution,
     "handler": cmd_handler, "startup": cmd_startup, "engines": cmd_engines, "report": cmd_report,
-    "report-engines": cmd_report_engines,
+    "report-engines": cmd_report_engines, "wall-cost": cmd_wall_cost,
 }
 
 
