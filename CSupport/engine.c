@@ -58,12 +58,15 @@ static int perf_paranoid_level(void) {
  * each sample by the periods it covers; by name, the counters run in user space and the
  * summary counts what they lost. */
 static const ss_sampling_engine *settle_engine(const ss_config *config) {
-    int kernel = config->event_period ? -EOPNOTSUPP : ss_perf_events_available(1);
+    /* Wall mode's counters count user space only, whatever the kernel allows: their signal then
+     * comes only while the thread runs its own code, never inside a system call (EINTR). */
+    int wall = config->mode == SS_MODE_WALL;
+    int kernel = config->event_period || wall ? -EOPNOTSUPP : ss_perf_events_available(1);
     int perf = kernel == 0 ? 0 : ss_perf_events_available(0);
     ss_perf_count_kernel(kernel == 0);
     int first, room = ss_perf_counter_room(&first);
     int automatic = config->engine == SS_ENGINE_AUTOMATIC && !config->event_period;
-    if (perf == 0 && automatic && kernel != 0) {
+    if (perf == 0 && automatic && kernel != 0 && !wall) {
         snprintf(engine_description, sizeof engine_description,
                  "%s, user and kernel time (perf counters would count user space only here, perf_event_paranoid %d; "
                  "--engine perf for them)", ss_cpu_timer_engine.name, perf_paranoid_level());
@@ -83,6 +86,7 @@ static const ss_sampling_engine *settle_engine(const ss_config *config) {
     if (perf == 0) {
         char scope[96];
         if (kernel == 0) snprintf(scope, sizeof scope, "user and kernel time");
+        else if (wall) snprintf(scope, sizeof scope, "signals in user space only (never inside a system call)");
         else snprintf(scope, sizeof scope, "user space only (the kernel refuses them its own time: perf_event_paranoid %d)",
                       perf_paranoid_level());
         snprintf(engine_description, sizeof engine_description, "%s, %s, at most %d descriptors, numbered from %d",
@@ -98,6 +102,29 @@ static const ss_sampling_engine *settle_engine(const ss_config *config) {
     return &ss_cpu_timer_engine;
 }
 
+/* Wall mode: a running thread's stack at a tick is the sample nearest in its CPU time, and a
+ * thread kept off its core part of the time runs less than a period between ticks: samples
+ * every eighth of a period of CPU time keep the stack at a tick within a sixteenth of a period
+ * of CPU time of the truth (a period of wall time for a thread that gets a sixteenth of a
+ * core), but not more often than every millisecond of CPU time (a sample costs about 10 us),
+ * nor less often than every period. */
+uint64_t ss_wall_counter_period(uint64_t period_ns) {
+    uint64_t eighth = period_ns / 8;
+    if (eighth < 1000000) eighth = 1000000;
+    return eighth < period_ns ? eighth : period_ns;
+}
+
+/* The perf engine, presumed and its probe left to the sampler thread when chosen automatically
+ * with arming `deferred` (see choose_engine), else probed now. */
+static const ss_sampling_engine *presume_or_probe_perf(const ss_config *config, int deferred) {
+    if (deferred && config->engine == SS_ENGINE_AUTOMATIC && !config->event_period) {
+        snprintf(engine_description, sizeof engine_description, "%s", ss_perf_event_engine.name);
+        atomic_store(&probe_pending, 1);
+        return &ss_perf_event_engine;
+    }
+    return settle_engine(config);
+}
+
 /* The engine of `config`'s mode and choice, described; NULL when the one asked for cannot run.
  * Chosen automatically, perf counters run where they change the result: periods shorter than
  * two scheduler ticks, where timers fire late or merge periods. At longer periods the timers
@@ -111,10 +138,9 @@ static const ss_sampling_engine *settle_engine(const ss_config *config) {
  * program does not wait for it; asked for by name, the probe runs now, so that a refusal is an
  * error at start. */
 static const ss_sampling_engine *choose_engine(const ss_config *config, int deferred) {
-    if (config->mode == SS_MODE_WALL) {
-        snprintf(engine_description, sizeof engine_description, "%s", ss_wall_signal_engine.name);
-        return &ss_wall_signal_engine;
-    }
+    /* Wall mode samples running threads with the perf engine whatever the period: a timer's
+     * sample comes only at a scheduler tick (4 ms at HZ=250), too coarse for the wall period. */
+    if (config->mode == SS_MODE_WALL && config->engine != SS_ENGINE_TIMERS) return presume_or_probe_perf(config, deferred);
     uint64_t tick = ss_scheduler_tick_ns();
     int wanted = config->event_period || config->engine == SS_ENGINE_PERF ||
                  (config->engine == SS_ENGINE_AUTOMATIC && config->period_ns < 2 * tick);
@@ -128,12 +154,7 @@ static const ss_sampling_engine *choose_engine(const ss_config *config, int defe
         }
         return &ss_cpu_timer_engine;
     }
-    if (deferred && config->engine == SS_ENGINE_AUTOMATIC && !config->event_period) {
-        snprintf(engine_description, sizeof engine_description, "%s", ss_perf_event_engine.name);
-        atomic_store(&probe_pending, 1);
-        return &ss_perf_event_engine;
-    }
-    return settle_engine(config);
+    return presume_or_probe_perf(config, deferred);
 }
 
 /* The presumed perf engine settled: kept if the kernel opens counters, else the timers (the

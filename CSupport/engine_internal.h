@@ -190,9 +190,6 @@ clockid_t ss_thread_cpu_clock(int32_t tid);
 void ss_thread_mask_engine_signal(int blocked, const sigset_t *mask);
 /* Whether any attached thread is noted as blocking the engine's signal (disarmed). Lock-free. */
 int ss_thread_any_blocked(void);
-/* Runs `send(tid)`, unless thread `tid` blocks the engine's signal (-EAGAIN then), so that no
- * thread is signalled after it said it blocks the signal. */
-int ss_thread_signal_unless_blocked(int32_t tid, int (*send)(int32_t tid));
 
 /* stack_bounds.c: the calling thread (made through pthread_create) notes its stack's low end;
  * the engine's start notes the main thread's. ss_stack_low() is the calling thread's, 0 when

@@ -141,6 +141,7 @@ uint64_t ss_engine_events_counted(void) { return atomic_load(&closed_counts); }
 
 /* A sample every this many events (or ns of CPU time, for the task clock). */
 static uint64_t sample_period(void) {
+    if (ss_active_config.mode == SS_MODE_WALL) return ss_wall_counter_period(ss_active_config.period_ns);
     return ss_active_config.event_period ? ss_active_config.event_period : ss_active_config.period_ns;
 }
 

@@ -1,6 +1,6 @@
 /*
  * The contract every way of producing samples meets: one pair of files per engine
- * (engine_cpu_timers.c, engine_wall_signals.c), chosen by the session's mode in
+ * (engine_cpu_timers.c, engine_perf_events.c), chosen by the session's mode in
  * engine.c and handed to the registry (thread_registry.c), which keeps the attached
  * threads and calls the engine for each; an engine keeps its per-thread resource in the
  * handle the registry stores for it. Adding an engine touches no other engine.
@@ -52,7 +52,5 @@ enum { SS_PERF_MINIMUM_COUNTERS = 16 };
 /* engine_perf_events.c: makes room in the descriptor table for the counters while the process
  * has one thread (cheap then; a wait for the kernel once threads share the table). */
 void ss_perf_reserve_descriptors(void);
-/* wall mode: nothing per thread; the sampler thread signals (ss_signal_thread) on its schedule. */
-extern const ss_sampling_engine ss_wall_signal_engine;
 
 #endif

@@ -213,15 +213,6 @@ int ss_thread_signal_blocked(int32_t tid) {
     return blocked;
 }
 
-int ss_thread_signal_unless_blocked(int32_t tid, int (*send)(int32_t tid)) {
-    sigset_t saved;
-    lock_registry(&saved);
-    attached_thread *thread = blocked_count ? find(tid) : NULL;
-    int result = thread && thread->blocked ? -EAGAIN : send(tid);
-    unlock_registry(&saved);
-    return result;
-}
-
 int ss_thread_timer_orphaned(int32_t tid) {
     sigset_t saved;
     lock_registry(&saved);

@@ -90,7 +90,7 @@ lib="$scratch/release/libStackSamplerPreload.so"
 
 step "compiling workloads into $bins"
 mkdir -p "$bins"
-for program in split threads deep; do
+for program in split threads deep wall; do
   gcc -O2 -Wall -Wextra -Werror -pthread -o "$bins/bench_$program" "Scripts/bench/bench_$program.c"
 done
 gcc -O2 -Wall -Wextra -Werror -o "$bins/hz_probe" Scripts/bench/hz_probe.c
@@ -116,6 +116,8 @@ step "cpu mode's fixed costs: the sampler thread at 100 Hz, start-up while profi
 "${helper[@]}" cpu-cost --rounds "$rounds" --seconds 4 --runs "$startup_runs" | tee "$work/cpu-cost.txt" >&2
 step "cpu mode's engines against perf: rates, attribution, slowdown at 1 kHz and at equal delivered rates, cost per sample, page faults"
 "${helper[@]}" engines --rounds "$rounds" --max-wait 60
+step "wall mode's cost: sampler CPU per thread-tick, 8 busy threads at wall and cpu 1 kHz"
+"${helper[@]}" wall-cost --rounds "$rounds" --seconds "$seconds" | tee "$work/wall_cost.md" >&2
 step "sampler thread CPU per sample, many distinct stacks at 1 kHz"
 Scripts/bench-sampler.sh "$repeats" "$attribution_seconds" | tee "$work/sampler.txt" >&2
 step "loader lock: loader_churn under 1 kHz sampling, $deadlock_runs runs per mode"

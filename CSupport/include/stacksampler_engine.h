@@ -20,7 +20,7 @@ extern "C" {
 /** How samples are triggered. */
 typedef enum {
     SS_MODE_CPU = 0,  /**< per-thread CPU-time timers, signal on CPU use */
-    SS_MODE_WALL = 1, /**< caller sends ss_signal_thread() on a wall-clock schedule (SIGPROF, queued with the cookie) */
+    SS_MODE_WALL = 1, /**< the caller counts wall-clock ticks; running threads are sampled like in cpu mode, signalled only in user mode */
 } ss_mode;
 
 /** Sample flags. */
@@ -208,8 +208,37 @@ int ss_thread_set_excluded(int excluded);
 /** CPU time consumed by thread `tid` of this process, in ns; -1 if gone. */
 int64_t ss_thread_cpu_time_ns(int32_t tid);
 
-/** Wall mode: signals thread `tid` to take a sample. Returns 0 or -errno. */
-int ss_signal_thread(int32_t tid);
+/** Wall mode: the CPU time between two samples of a running thread, for a wall period of
+ *  `period_ns` (engine.c). */
+uint64_t ss_wall_counter_period(uint64_t period_ns);
+
+/** Wall mode: a thread's context switches, read from a ring the kernel writes (switch_ring.c). */
+typedef struct ss_switch_ring ss_switch_ring;
+
+/** What a context-switch record says. */
+typedef enum {
+    SS_SWITCH_IN = 0,            /**< the thread got a core */
+    SS_SWITCH_OUT_PREEMPTED = 1, /**< it left its core still runnable: waiting for a core */
+    SS_SWITCH_OUT_BLOCKED = 2,   /**< it left its core to sleep (a blocking call, a fault, a lock) */
+    SS_SWITCH_LOST = 3,          /**< the kernel lost records here (the ring was full): the state is unknown */
+} ss_switch_kind;
+
+/** One context switch of a thread, at `time_ns` (CLOCK_MONOTONIC; 0 for SS_SWITCH_LOST). */
+typedef struct {
+    uint64_t time_ns;
+    ss_switch_kind kind;
+} ss_switch;
+
+/** Opens the context-switch ring of thread `tid` (no descriptor stays open); NULL with
+ *  `*error` set to -errno when the kernel refuses (perf_event_open, or its locked-memory limit). */
+ss_switch_ring *ss_switch_ring_open(int32_t tid, int *error);
+
+/** Moves up to `capacity` of the ring's records, oldest first, into `switches`; returns how many.
+ *  Call from one thread at a time. */
+int ss_switch_ring_read(ss_switch_ring *ring, ss_switch *switches, int capacity);
+
+/** Unmaps the ring, which ends its event. */
+void ss_switch_ring_close(ss_switch_ring *ring);
 
 /** Compiles the unwind tables of modules loaded since the last call and drops those
  *  of modules gone, so that the handler never reads a module or takes the loader's lock.

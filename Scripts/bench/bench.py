@@ -12,6 +12,8 @@ Subcommands (each reads/writes JSON in the work directory given with --work):
                delivered rates with fixed costs and cost per delivered sample (wall, CPU, the thread's own gaps), page faults
   cpu-cost     cpu mode's fixed costs: the sampler thread's share of a core at 100 Hz, start-up of /bin/true
                profiling; with --against, another build's library in the same interleaved rounds
+  wall-cost    wall mode's sampler CPU per thread-tick (1 busy thread at 1 kHz; 100 sleeping + 2 busy at 100 Hz) and
+               8 busy threads' slowdown at wall 1 kHz against cpu mode 1 kHz, side by side (Markdown table on stdout)
   report       writes BENCHMARKS.md from the JSON files
   report-engines  replaces only the engines section of an existing BENCHMARKS.md (after a lone `engines` run)
   unwind-agreement  the engine's stack walk against libunwind's, frame by frame, on real programs (--repeats runs each)
@@ -30,12 +32,14 @@ from bench_engines import cmd_engines
 from bench_measure import cmd_attribution, cmd_calibrate, cmd_handler, cmd_machine, cmd_slowdown, cmd_startup
 from bench_report import cmd_report, cmd_report_engines
 from bench_unwind import cmd_report_unwind, cmd_unwind_agreement
+from bench_wall import cmd_wall_cost
 
 COMMANDS = {
     "machine": cmd_machine, "calibrate": cmd_calibrate, "slowdown": cmd_slowdown, "attribution": cmd_attribution,
     "handler": cmd_handler, "startup": cmd_startup, "engines": cmd_engines, "report": cmd_report,
     "report-engines": cmd_report_engines, "cpu-cost": cmd_cpu_cost, "unwind-agreement": cmd_unwind_agreement,
     "report-unwind": cmd_report_unwind,
+    "wall-cost": cmd_wall_cost,
 }
 
 

@@ -28,6 +28,9 @@ enum TestProgram: String, CaseIterable, Sendable {
     case deep
     /// Sleeping threads (EINTR counts) and a thread that blocks SIGPROF.
     case sleepers
+    /// Threads that burn 100 us between 1 ms poll, select and epoll_wait calls (EINTR counts), and a
+    /// thread that spins half the run timing its own life.
+    case bursts
     /// Thousands of short-lived threads; counts the process's POSIX timers.
     case churn
     /// Two raw clone threads on the same tid (run as pid 1 of a new pid namespace): `first_spin`, then `reused_spin`.
@@ -148,6 +151,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .unwindCode: ["g++", "-O2"]
         case .unwindDiff: ["gcc", "-O2", "-shared", "-fPIC", "-I", PackagePaths.root + "/CSupport/include"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
+        case .bursts: ["gcc", "-O2", "-pthread"]
         case .threads, .deep, .sleepers, .churn, .stall, .execer, .forkLoader, .keyHoarder, .signalRaces, .windowService, .daemonPipes:
             ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,

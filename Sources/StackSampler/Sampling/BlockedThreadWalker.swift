@@ -21,17 +21,12 @@ final class BlockedThreadWalker {
 
     /// What a look at a thread found.
     enum Look {
-        /// Running (or caught changing state): it may be signalled.
+        /// Running, or waiting for a core.
         case running
         /// Blocked; its stack was walked into the sample buffer (`sample`).
         case walked(Position)
         /// Blocked but moving: the walk could not be checked; neither signal nor sample it now.
         case unsettled
-        /// Shown running at the end of a patient look, but a thread that mostly sleeps and is not
-        /// on a core now (or sleeps nearly always): most likely inside the system call it is
-        /// leaving or entering (poll and select check for a signal before their timeout: a
-        /// signal now would end them with EINTR). Neither signal nor sample it now.
-        case waking
         /// Exited.
         case gone
     }

@@ -9,10 +9,26 @@ protocol SamplerSchedule {
     var skippedTicks: Int { get }
     /// A sample drained from the engine's buffer: returns the ticks it also stands for.
     mutating func arrived(_ sample: Sample) -> Int
+    /// Hands a sample drained from the engine's buffer to `routing` (by default taken at once,
+    /// with the ticks `arrived` says it stands for).
+    mutating func route(_ sample: Sample, into routing: inout SampleRouting)
     /// The work of a wake at `now`, `due` ticks after the last one: `threads` are attached.
     /// Returns early once `stopRequested` says so.
     mutating func wake(at now: UInt64, due: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting,
                        stopRequested: () -> Bool)
     /// Forgets a thread that has exited.
     mutating func threadEnded(_ tid: Int32)
+    /// A thread has exited, before `routing` forgets it: what it still owes is counted.
+    mutating func threadEnding(_ tid: Int32, routing: inout SampleRouting)
+    /// The session ends, every sample drained: what the threads still owe is counted.
+    mutating func finishing(routing: inout SampleRouting)
+}
+
+extension SamplerSchedule {
+    mutating func threadEnding(_ tid: Int32, routing: inout SampleRouting) {}
+    mutating func finishing(routing: inout SampleRouting) {}
+
+    mutating func route(_ sample: Sample, into routing: inout SampleRouting) {
+        routing.take(sample, owedTicks: arrived(sample))
+    }
 }

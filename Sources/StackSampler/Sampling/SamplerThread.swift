@@ -46,7 +46,7 @@ final class SamplerThread: @unchecked Sendable {
         self.window = window
         countsStart = (0, Self.zeroCounters)
         routing = SampleRouting(consumers: consumers)
-        scan = ThreadScan(mode: configuration.mode)
+        scan = ThreadScan()
         schedule = switch configuration.mode {
         case .cpu: CPUDrainSchedule(periodNanoseconds: configuration.periodNanoseconds, bufferSlots: configuration.bufferSlots,
                                     sampledEvent: configuration.event != nil)
@@ -84,6 +84,7 @@ final class SamplerThread: @unchecked Sendable {
         pthread_join(handle, nil)
         ss_engine_stop()
         drain()
+        schedule.finishing(routing: &routing)
         let losses = lossCounters().losses(of: routing.aggregator, since: countsStart.counters.losses)
         for consumer in routing.consumers {
             consumer.finish(durationNanoseconds: ss_now_ns() &- startTime, threads: routing.aggregator.threads, losses: losses)
@@ -229,7 +230,9 @@ final class SamplerThread: @unchecked Sendable {
     private func wake(at now: UInt64, due: Int, scanning: Bool) {
         drain()
         if scanning {
-            for tid in scan.scan(initial: false, own: ownThreads(), at: now, routing: &routing) { schedule.threadEnded(tid) }
+            let ended = scan.scan(initial: false, own: ownThreads(), at: now, routing: &routing,
+                                  ending: { self.schedule.threadEnding($0, routing: &$1) })
+            for tid in ended { schedule.threadEnded(tid) }
         }
         schedule.wake(at: now, due: due, threads: scan.attachedThreads(), routing: &routing,
                       stopRequested: { self.stopRequested.load(ordering: .acquiring) })
@@ -242,7 +245,7 @@ final class SamplerThread: @unchecked Sendable {
         while let pointer = ss_buffer_peek() {
             let sample = Sample(pointer)
             ss_buffer_advance()
-            routing.take(sample, owedTicks: schedule.arrived(sample))
+            schedule.route(sample, into: &routing)
         }
     }
 }

@@ -1,7 +1,7 @@
 import CEngine
 
 /// Finds the threads of the process under /proc/self/task: attaches the new ones (their
-/// timers, in cpu mode), detaches those that exited, and keeps names, CPU times and signal
+/// timers or counters), detaches those that exited, and keeps names, CPU times and signal
 /// masks current in the aggregator.
 struct ThreadScan {
     /// How often each thread's signal mask is checked (a thread that blocks the signal is never
@@ -9,7 +9,6 @@ struct ThreadScan {
     /// /proc file per thread, most of a scan's cost.
     private static let maskCheckIntervalNanoseconds: UInt64 = 500_000_000
 
-    private let mode: SamplingMode
     /// Threads the last scan found alive but not attached. A thread made with pthread_create
     /// attaches itself, microseconds after it appears in /proc; one attached by a scan before
     /// that can be sampled in its start-up code, where its root frames are not yet whole
@@ -23,10 +22,6 @@ struct ThreadScan {
     /// Reused by every call, rather than an array allocated per tick.
     private var attachedBuffer = [Int32](repeating: 0, count: 256)
 
-    init(mode: SamplingMode) {
-        self.mode = mode
-    }
-
     /// The threads the engine samples now.
     mutating func attachedThreads() -> ArraySlice<Int32> {
         while true {
@@ -38,8 +33,10 @@ struct ThreadScan {
 
     /// Attaches threads that appeared (all of them if `initial`), detaches those that exited
     /// and updates the figures of the live ones; `own` are the profiler's threads, never
-    /// attached. Returns the threads that ended, already detached.
-    mutating func scan(initial: Bool, own: Set<Int32>, at now: UInt64, routing: inout SampleRouting) -> [Int32] {
+    /// attached; `ending` is told of each thread that ended before `routing` forgets it.
+    /// Returns the threads that ended, already detached.
+    mutating func scan(initial: Bool, own: Set<Int32>, at now: UInt64, routing: inout SampleRouting,
+                       ending: (Int32, inout SampleRouting) -> Void = { _, _ in }) -> [Int32] {
         let live = Set(ThreadDirectory.threadIDs()).subtracting(own)
         let attached = Set(attachedThreads())
         let unattached = live.subtracting(attached)
@@ -49,10 +46,11 @@ struct ThreadScan {
         // to the aggregator only.
         // A tid reused before this scan by a thread that bypassed the pthread_create hook still
         // has the exited thread's timer, which never fires: the new thread starts afresh.
-        let reused = mode == .cpu ? attached.intersection(live).filter { ss_thread_timer_orphaned($0) != 0 } : []
+        let reused = attached.intersection(live).filter { ss_thread_timer_orphaned($0) != 0 }
         let ended = Array(attached.union(routing.aggregator.liveThreadIDs).subtracting(live).union(reused))
         for tid in ended {
             ss_thread_detach(tid)
+            ending(tid, &routing)
             routing.threadEnded(tid)
             takenAtMaskCheck[tid] = nil
         }

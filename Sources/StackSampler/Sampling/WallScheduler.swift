@@ -1,158 +1,364 @@
 import CEngine
 import Glibc
 
-/// Wall mode: at every tick, one sample of every attached thread. A thread that used (next to)
-/// no CPU since its stack was last known has not moved: its last stack is counted again. One
-/// blocked in a system call is never signalled (the signal would end a sleep or poll early with
-/// EINTR): its stack is walked from where the kernel shows it blocked (`BlockedThreadWalker`).
-/// Only a running thread is signalled, unless its last signal has not produced its sample yet.
+/// Wall mode: every tick of every attached thread is counted with the stack the thread had at
+/// that moment, or counted lost (`skippedTicks`); no tick is skipped silently.
+///
+/// Where a thread is at a tick comes from the kernel, not from guesses: its context switches
+/// (`ss_switch_ring`: on a core, off it still runnable, or asleep) are read from memory the
+/// kernel writes, with no system call. The sampler thread never signals a thread:
+/// - a thread asleep is walked without a signal (`BlockedThreadWalker`) once per sleep, and
+///   every tick of that sleep counts that stack, at no cost;
+/// - a thread on a core, or waiting for one, is sampled by the engine's per-thread counter of
+///   its user-space CPU time, whose signal is raised only while the thread runs in user space
+///   (so never on its way into or out of a blocking call). Its stack at a tick is the stack at
+///   the CPU time it had then (a thread waiting for a core is where it was preempted: its CPU
+///   time does not move). The tick waits for the sample nearest in CPU time, one period of
+///   CPU at most away (samples come one period of user CPU time apart), and is counted with it
+///   at the tick's own time.
+/// A thread whose switches cannot be read (no ring: the bound, or the kernel refused) is looked
+/// at through `/proc` at each tick instead.
 struct WallScheduler: SamplerSchedule {
-    /// CPU time a thread can use without having moved: returning from the handler into the call
-    /// it was in. More than that, and it is looked at again (signalled, or walked if blocked).
+    /// CPU time a thread can use without having moved: returning from the handler into the
+    /// code it interrupted. Less than that since its stack was known, and that stack is counted.
     private static let unmovedNanoseconds: Int64 = 5_000
-    /// How long a mostly sleeping thread caught running is looked at again before it is signalled (see `wake`).
-    private static let sleeperPatienceNanoseconds: UInt64 = 250_000
-    /// A signal whose sample has not arrived by then is taken as lost (dropped, or a thread that blocks it).
-    private static let outstandingSignalNanoseconds: UInt64 = 100_000_000
+    /// Rings open at most (each one is a locked page of control and one of data).
+    private static let maximumRings = 1024
+    /// Ticks waiting for a sample, per thread, at most (consecutive ones at one CPU time are one).
+    private static let maximumPending = 4096
 
     /// The tick: the sampling period.
     let intervalNanoseconds: UInt64
+    /// CPU time between two samples of a running thread (`ss_wall_counter_period`).
+    private let counterPeriod: Int64
     private(set) var missedTicks = 0
     private(set) var skippedTicks = 0
-    /// Each thread's CPU time when its stack was last known (the end of its last sample's
-    /// handler, or a tick that found it unchanged).
-    private var cpuWhenStackKnown: [Int32: Int64] = [:]
-    /// Each thread's CPU time, and the time, when a tick last looked at where it was.
-    private var cpuAtLastTick: [Int32: (cpu: Int64, at: UInt64)] = [:]
-    /// Each thread's voluntary context switches when last read (see `sleeps`).
-    private var voluntarySwitches: [Int32: Int] = [:]
-    /// Threads found preempted rather than sleeping, and until when that is taken as still true
-    /// (their status is not read at every tick: it is the dearest of the sampler's reads).
-    private var runnerUntil: [Int32: UInt64] = [:]
-    /// How many ticks a thread found preempted counts as a runner without a new look at its status.
-    private static let runnerTicks: UInt64 = 10
-    /// Below this share of the time a runner is asked about again at once.
-    private static let runnerShare = 0.25
-    /// A signal sent and its sample not yet arrived (never two at once), and the ticks that
-    /// passed meanwhile. The thread cannot move before its handler runs, so those ticks are
-    /// owed to the stack that sample will carry.
-    private struct OutstandingSignal {
-        var sentAt: UInt64
-        var owedTicks = 0
-    }
-    private var signalOutstanding: [Int32: OutstandingSignal] = [:]
+    private var threads: [Int32: WallThread] = [:]
+    private var ringsOpen = 0
+    private var switches = [ss_switch](repeating: ss_switch(), count: 256)
     /// Walks the stacks of threads blocked in a system call, without a signal.
     private let blockedWalker: BlockedThreadWalker
 
     init(periodNanoseconds: UInt64, maxDepth: Int) {
         intervalNanoseconds = periodNanoseconds
+        counterPeriod = Int64(ss_wall_counter_period(periodNanoseconds))
         blockedWalker = BlockedThreadWalker(maxDepth: maxDepth)
     }
 
-    mutating func arrived(_ sample: Sample) -> Int {
-        if let cpu = sample.cpuNanoseconds { cpuWhenStackKnown[sample.tid] = cpu }
-        return signalOutstanding.removeValue(forKey: sample.tid)?.owedTicks ?? 0
+    /// A sample of a running thread, kept until its thread's ticks are taken in at the next
+    /// wake, in the order of their CPU times (the sampler may wake late: ticks due before the
+    /// sample come first); it is counted only with ticks.
+    mutating func route(_ sample: Sample, into routing: inout SampleRouting) {
+        guard let cpu = sample.cpuNanoseconds else { return routing.take(sample) }
+        state(of: sample.tid).samples.append(WallThread.Known(sample: sample, cpu: cpu, reach: Int64(intervalNanoseconds)))
+    }
+
+    /// Not called: `route` takes every sample.
+    mutating func arrived(_ sample: Sample) -> Int { 0 }
+
+    /// Its samples are taken in, and its waiting ticks counted with its last stack if it reaches
+    /// them (no later sample can come), else counted lost.
+    mutating func threadEnding(_ tid: Int32, routing: inout SampleRouting) {
+        guard let thread = threads[tid] else { return }
+        takeSamples(of: thread, upTo: .max, routing: &routing)
+        for tick in thread.pending {
+            if let known = thread.known, tick.cpu - known.cpu <= known.reach {
+                count(thread, known: known, at: tick.time, ticks: tick.ticks, routing: &routing)
+            } else {
+                skippedTicks += tick.ticks
+            }
+        }
+        thread.pending = []
+    }
+
+    mutating func finishing(routing: inout SampleRouting) {
+        for tid in threads.keys.sorted() { threadEnding(tid, routing: &routing) }
     }
 
     mutating func threadEnded(_ tid: Int32) {
-        cpuWhenStackKnown[tid] = nil
-        cpuAtLastTick[tid] = nil
-        voluntarySwitches[tid] = nil
-        runnerUntil[tid] = nil
-        signalOutstanding[tid] = nil
+        guard let thread = threads.removeValue(forKey: tid) else { return }
+        skippedTicks += thread.pending.reduce(0) { $0 + $1.ticks }
+        if let ring = thread.ring {
+            ss_switch_ring_close(ring)
+            ringsOpen -= 1
+        }
     }
 
-    /// Whether `tid`, which ran less than half the time, slept since it was last asked about:
-    /// a thread that did not give up its core of its own accord was preempted (more threads
-    /// than cores), not sleeping, and can be signalled as a running one. Unknown counts as slept.
-    /// One found preempted is taken as a runner for `runnerTicks` ticks while it keeps at least
-    /// `runnerShare` of the time.
-    private mutating func sleeps(_ tid: Int32, share: Double, at now: UInt64) -> Bool {
-        if let until = runnerUntil[tid], now < until, share >= Self.runnerShare { return false }
-        guard let switches = ThreadDirectory.voluntarySwitches(of: tid) else { return true }
-        let before = voluntarySwitches.updateValue(switches, forKey: tid)
-        let slept = before.map { switches != $0 } ?? true
-        runnerUntil[tid] = slept ? nil : now + Self.runnerTicks * intervalNanoseconds
-        return slept
-    }
-
-    /// `due` ticks are counted: more than one after a late wake, each with the stack found now.
-    mutating func wake(at now: UInt64, due: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting,
+    /// `due` ticks are counted, at the times they were due (the last one `now`): with the
+    /// thread's switches a late wake loses nothing; a thread without them has its late ticks
+    /// counted with the stack found now.
+    mutating func wake(at now: UInt64, due: Int, threads attached: ArraySlice<Int32>, routing: inout SampleRouting,
                        stopRequested: () -> Bool) {
         missedTicks += due - 1
-        for tid in threads {
+        for tid in attached {
             // A stop asked for meanwhile: the thread that asked waits for the sampler thread,
             // and its stack there is the profiler's own, not the program's.
             if stopRequested() { return }
-            if let sent = signalOutstanding[tid]?.sentAt, now &- sent < Self.outstandingSignalNanoseconds {
-                signalOutstanding[tid]?.owedTicks += due
+            let thread = state(of: tid)
+            let before = thread.place
+            let records = readSwitches(of: thread)
+            if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
+                lookUnknown(thread, at: now, due: due, routing: &routing)
                 continue
             }
-            let cpu = ss_thread_cpu_time_ns(tid)
+            // Asleep since a sleep already walked: nothing to read.
+            if records.isEmpty, case .asleep(let since) = before, let known = thread.known, known.sleep == since {
+                for late in (0..<due).reversed() { count(thread, known: known, at: now &- UInt64(late) &* intervalNanoseconds, ticks: 1, routing: &routing) }
+                continue
+            }
+            // Its CPU time now, and when: the ticks' CPU times are that less its time on a core since.
+            let cpu = thread.place == .preempted && before == .preempted && records.isEmpty && thread.cpuAtLastTick >= 0
+                ? thread.cpuAtLastTick : ss_thread_cpu_time_ns(tid)
+            let read = ss_now_ns()
             guard cpu >= 0 else { continue }
-            let before = cpuAtLastTick.updateValue((cpu, now), forKey: tid)
-            if let known = cpuWhenStackKnown[tid], routing.aggregator.hasStack(tid), cpu - known < Self.unmovedNanoseconds {
-                cpuWhenStackKnown[tid] = cpu
-                routing.repeatLast(tid, at: now, times: due)
-                continue
+            thread.cpuAtLastTick = cpu
+            for late in (0..<due).reversed() {
+                let time = now &- UInt64(late) &* intervalNanoseconds
+                // Before its ring was open, where it was is not known.
+                guard time >= thread.watchedSince else {
+                    skippedTicks += 1
+                    continue
+                }
+                let (place, running) = Self.place(at: time, from: before, records: records, until: read)
+                takeSamples(of: thread, upTo: place == .onCore || place == .preempted ? cpu - running : cpu, routing: &routing)
+                switch place {
+                case .asleep(let since):
+                    if let known = thread.known, known.sleep == since {
+                        count(thread, known: known, at: time, ticks: 1, routing: &routing)
+                    } else if thread.place == place {
+                        look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing)
+                    } else {
+                        skippedTicks += 1 // a sleep that ended before the sampler could walk it
+                    }
+                case .onCore, .preempted: tick(thread, cpu: cpu - running, at: time, ticks: 1, routing: &routing)
+                case .unknown: skippedTicks += 1
+                }
             }
-            // A thread that ran less than half the time since it was last looked at mostly sleeps:
-            // caught running, it is most likely on its way into or out of a sleep (in the kernel,
-            // where a signal would end that sleep with EINTR). It is looked at again for up to
-            // 250 us, and walked once it blocks. One that ran less than a twentieth of the time
-            // (or is first seen now) is in the kernel nearly all the time it runs: it is never
-            // signalled, and a tick that finds it running to the end is skipped and counted.
-            // Over a period at least: two looks close together (a late sampler catching up)
-            // would make a few microseconds in the kernel look like a busy thread.
-            // One that ran less than half the time without ever giving up its core of its own
-            // accord was kept off it by other threads (more threads than cores): a runner.
-            let share = before.map { Double(cpu - $0.cpu) / Double(max(intervalNanoseconds, now &- $0.at)) } ?? 0
-            let quiet = share < 0.05
-            let sleeper = share < 0.5 && (quiet || sleeps(tid, share: share, at: now))
-            switch look(at: tid, cpu: cpu, now: now, patience: sleeper ? Self.sleeperPatienceNanoseconds : 0, maySignal: !quiet) {
-            case .running: signal(tid, at: now, due: due)
-            case .walked:
-                if stopRequested() { return }
-                let sample = Sample(blockedWalker.sample)
-                _ = arrived(sample)
-                routing.take(sample, owedTicks: due - 1)
-            case .unsettled, .waking: skippedTicks += due
-            case .gone: break
+            takeSamples(of: thread, upTo: .max, routing: &routing)
+        }
+    }
+
+    /// Takes in the thread's samples taken up to CPU time `cpu`.
+    private mutating func takeSamples(of thread: WallThread, upTo cpu: Int64, routing: inout SampleRouting) {
+        let due = thread.samples.prefix { $0.cpu <= cpu }
+        for sample in due { settle(thread, next: sample, routing: &routing) }
+        thread.samples.removeFirst(due.count)
+    }
+
+    /// Where a thread was at `time`, from where it was before `records` (its switches since
+    /// the last tick, oldest first), and how long it was on a core from then until `end`.
+    private static func place(at time: UInt64, from before: WallThread.Place, records: [ss_switch], until end: UInt64)
+        -> (WallThread.Place, Int64) {
+        var place = before
+        var index = 0
+        while index < records.count, records[index].time_ns <= time {
+            place = WallThread.Place(records[index])
+            index += 1
+        }
+        let then = place
+        var running: Int64 = 0
+        var from = time
+        for record in records[index...] {
+            if place == .onCore { running += Int64(record.time_ns &- from) }
+            from = record.time_ns
+            place = WallThread.Place(record)
+        }
+        if place == .onCore, end > from { running += Int64(end - from) }
+        return (then, running)
+    }
+
+    /// A thread whose switches are not known: looked at through `/proc` now, and its late ticks
+    /// counted with what is found.
+    private mutating func lookUnknown(_ thread: WallThread, at now: UInt64, due: Int, routing: inout SampleRouting) {
+        let cpu = ss_thread_cpu_time_ns(thread.tid)
+        takeSamples(of: thread, upTo: .max, routing: &routing)
+        guard cpu >= 0 else { return }
+        if thread.pending.isEmpty, let known = thread.known, cpu - known.cpu < Self.unmovedNanoseconds {
+            count(thread, known: known, at: now, ticks: due, routing: &routing)
+        } else {
+            look(at: thread, cpu: cpu, sleep: nil, at: now, due: due, routing: &routing)
+        }
+    }
+
+    /// The state kept for `tid`, made (with its ring) the first time.
+    private mutating func state(of tid: Int32) -> WallThread {
+        if let thread = threads[tid] { return thread }
+        let thread = WallThread(tid: tid)
+        threads[tid] = thread
+        var error: Int32 = 0
+        if ringsOpen < Self.maximumRings, let ring = ss_switch_ring_open(tid, &error) {
+            thread.ring = ring
+            thread.watchedSince = ss_now_ns()
+            ringsOpen += 1
+            // Where it is now; the ring, open before this look, says every change after it.
+            switch BlockedThreadWalker.position(of: tid) {
+            case .none: thread.place = .onCore
+            case .some(.some): thread.place = .asleep(since: ss_now_ns())
+            case .some(.none): break
+            }
+        }
+        return thread
+    }
+
+    /// Takes in the thread's new context switches (oldest first; its place is then the last one's).
+    private mutating func readSwitches(of thread: WallThread) -> [ss_switch] {
+        guard let ring = thread.ring else { return [] }
+        var records: [ss_switch] = []
+        while true {
+            let count = switches.withUnsafeMutableBufferPointer { ss_switch_ring_read(ring, $0.baseAddress, Int32($0.count)) }
+            records += switches[0..<Int(count)]
+            if Int(count) < switches.count { break }
+        }
+        if let last = records.last { thread.place = WallThread.Place(last) }
+        return records
+    }
+
+    /// A tick of a thread on a core or waiting for one, at CPU time `cpu`: counted now if its
+    /// stack is known there, else kept for the sample that will come.
+    /// Counted at once when no later sample can be nearer: the next one comes a counter period
+    /// of user CPU time after the last (`counterPeriod`), so a tick less than half of that
+    /// after a sample's CPU time is nearest to it.
+    private mutating func tick(_ thread: WallThread, cpu: Int64, at now: UInt64, ticks: Int, routing: inout SampleRouting) {
+        if thread.pending.isEmpty, let known = thread.known,
+           cpu - known.cpu < (known.reach == Self.unmovedNanoseconds ? Self.unmovedNanoseconds : counterPeriod / 2 - Self.unmovedNanoseconds) {
+            return count(thread, known: known, at: now, ticks: ticks, routing: &routing)
+        }
+        if let last = thread.pending.last, last.cpu == cpu {
+            thread.pending[thread.pending.count - 1].ticks += ticks
+        } else if thread.pending.count < Self.maximumPending {
+            thread.pending.append(WallThread.Tick(time: now, cpu: cpu, ticks: ticks))
+        } else {
+            skippedTicks += ticks
+        }
+    }
+
+    /// Walks a thread found asleep (or, with `sleep` nil, one whose switches are unknown) at
+    /// CPU time `cpu`. Walked, the ticks before are settled and this one is counted with the
+    /// walk; found running, the tick waits for a sample; moving while walked, it is lost.
+    private mutating func look(at thread: WallThread, cpu: Int64, sleep: UInt64?, at now: UInt64, due: Int,
+                               routing: inout SampleRouting) {
+        switch blockedWalker.look(at: thread.tid, cpu: cpu, now: now) {
+        case .walked:
+            var known = WallThread.Known(sample: Sample(blockedWalker.sample), cpu: cpu, reach: Self.unmovedNanoseconds)
+            known.sleep = sleep
+            settle(thread, next: known, routing: &routing)
+            count(thread, known: known, at: now, ticks: due, routing: &routing)
+        case .running:
+            thread.cpuAtLastTick = cpu
+            tick(thread, cpu: cpu, at: now, ticks: due, routing: &routing)
+        case .unsettled: skippedTicks += due
+        case .gone: break
+        }
+    }
+
+    /// `next` is the thread's newest known stack: each waiting tick up to its CPU time is
+    /// counted with the nearer, in CPU time, of the stack known before and `next`, among those
+    /// that reach it (`Known.reach`); a tick neither reaches is counted lost.
+    private mutating func settle(_ thread: WallThread, next: WallThread.Known, routing: inout SampleRouting) {
+        let settled = thread.pending.prefix { $0.cpu <= next.cpu }
+        var reachedNext = false
+        for tick in settled {
+            let fromKnown = thread.known.map { tick.cpu - $0.cpu }
+            let toNext = next.cpu - tick.cpu
+            let knownReaches = !reachedNext && fromKnown.map { $0 <= thread.known!.reach } == true
+            let nextReaches = toNext <= next.reach
+            if knownReaches, !nextReaches || fromKnown! <= toNext {
+                count(thread, known: thread.known!, at: tick.time, ticks: tick.ticks, routing: &routing)
+            } else if nextReaches {
+                if !reachedNext { thread.know(next) }
+                reachedNext = true
+                count(thread, known: next, at: tick.time, ticks: tick.ticks, routing: &routing)
+            } else {
+                skippedTicks += tick.ticks
+            }
+        }
+        thread.pending.removeFirst(settled.count)
+        if !reachedNext { thread.know(next) }
+    }
+
+    /// Counts `known` (the thread's current known stack) for `ticks` ticks at `time`: the
+    /// sample itself the first time, at that time, its stack again after.
+    private func count(_ thread: WallThread, known: WallThread.Known, at time: UInt64, ticks: Int, routing: inout SampleRouting) {
+        if thread.counted {
+            routing.repeatLast(thread.tid, at: time, times: ticks)
+        } else {
+            var sample = known.sample
+            sample.timeNanoseconds = time
+            routing.take(sample, owedTicks: ticks - 1)
+            thread.counted = true
+        }
+    }
+}
+
+/// What wall mode keeps of one thread (`WallScheduler`).
+final class WallThread {
+    /// Where the thread is, as its context switches say.
+    enum Place: Equatable {
+        case onCore
+        /// Off its core, still runnable.
+        case preempted
+        /// Asleep since the switch out at that time (which names the sleep).
+        case asleep(since: UInt64)
+        /// No ring, or the kernel lost records: not known until the next switch.
+        case unknown
+
+        /// Where a thread is after `record`.
+        init(_ record: ss_switch) {
+            switch record.kind {
+            case SS_SWITCH_IN: self = .onCore
+            case SS_SWITCH_OUT_PREEMPTED: self = .preempted
+            case SS_SWITCH_OUT_BLOCKED: self = .asleep(since: record.time_ns)
+            default: self = .unknown
             }
         }
     }
 
-    /// Looks at a thread, and while it runs, again every 10 us (plus timer slack) until
-    /// `patience` ns have passed; the sampler sleeps in between, leaving the core to the thread.
-    /// A thread looked at with patience that still runs at the end is `.waking` (runnable inside
-    /// the system call it is leaving, which a signal could end with EINTR) unless it `maySignal`
-    /// and is on a core at that moment (its CPU time moves across one more look).
-    private func look(at tid: Int32, cpu: Int64, now: UInt64, patience: UInt64, maySignal: Bool) -> BlockedThreadWalker.Look {
-        var found = blockedWalker.look(at: tid, cpu: cpu, now: now)
-        while case .running = found, ss_now_ns() &- now < patience {
-            var pause = timespec(tv_sec: 0, tv_nsec: 10_000)
-            nanosleep(&pause, nil)
-            let moved = ss_thread_cpu_time_ns(tid)
-            guard moved >= 0 else { return .gone }
-            found = blockedWalker.look(at: tid, cpu: moved, now: now)
+    /// A stack of the thread at a known CPU time.
+    struct Known {
+        var sample: Sample
+        var cpu: Int64
+        /// How far in CPU time it stands for the thread: a period for a sample of the running
+        /// thread (the next one comes a period of CPU time later); none for a stack walked while
+        /// the thread slept (it stands for that sleep, and the code around it is sampled).
+        var reach: Int64
+        /// The sleep it was walked in, if any.
+        var sleep: UInt64?
+
+        init(sample: Sample, cpu: Int64, reach: Int64) {
+            self.sample = sample
+            self.cpu = cpu
+            self.reach = reach
         }
-        guard case .running = found, patience > 0 else { return found }
-        guard maySignal else { return .waking }
-        let before = ss_thread_cpu_time_ns(tid)
-        guard let position = BlockedThreadWalker.position(of: tid) else {
-            return ss_thread_cpu_time_ns(tid) > before ? .running : .waking
-        }
-        return position == nil ? .gone : .waking
     }
 
-    /// Signals `tid` for a sample that stands for `due` ticks. A thread that blocks the signal
-    /// is not signalled (the engine refuses): its ticks are skipped, counted.
-    private mutating func signal(_ tid: Int32, at now: UInt64, due: Int) {
-        let status = ss_signal_thread(tid)
-        if status == 0 {
-            signalOutstanding[tid] = OutstandingSignal(sentAt: now, owedTicks: due - 1)
-        } else if status == -EAGAIN {
-            skippedTicks += due
-        }
+    /// Ticks at one time, at one CPU time, whose stack is not known yet.
+    struct Tick {
+        var time: UInt64
+        var cpu: Int64
+        var ticks: Int
+    }
+
+    let tid: Int32
+    var ring: OpaquePointer?
+    var place: Place = .unknown
+    /// The thread's CPU time at the last tick that read it, -1 before.
+    var cpuAtLastTick: Int64 = -1
+    /// The newest known stack (set by `know`).
+    private(set) var known: Known?
+    /// Whether `known` has been counted once (then it is the aggregator's last stack of the thread).
+    var counted = false
+    /// Ticks waiting for a sample, oldest first.
+    var pending: [Tick] = []
+    /// Samples drained and not yet taken in, oldest first.
+    var samples: [Known] = []
+    /// When its ring was opened (never: `.max`).
+    var watchedSince = UInt64.max
+
+    init(tid: Int32) { self.tid = tid }
+
+    /// `stack` is the newest known stack, not counted yet.
+    func know(_ stack: Known) {
+        known = stack
+        counted = false
     }
 }

@@ -1,0 +1,108 @@
+/*
+ * Wall mode: when a thread leaves and regains its core, as the kernel tells it. A perf_event
+ * software dummy event on the thread with context_switch records (PERF_RECORD_SWITCH: in, out,
+ * and out while still runnable, PERF_RECORD_MISC_SWITCH_OUT_PREEMPT), stamped with
+ * CLOCK_MONOTONIC, written by the kernel into a ring mapped here and read by the sampler
+ * thread without a system call. The event's descriptor is closed as soon as the ring is
+ * mapped: the mapping keeps the event alive, so no descriptor of the program's is taken. The
+ * event never signals (no O_ASYNC). The mapping is not inherited by fork (the kernel marks
+ * it VM_DONTCOPY). Never called in signal context.
+ */
+#define _GNU_SOURCE
+#include "engine_internal.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Data pages of each ring: 4 KiB hold 256 records of 16 bytes (header, time). */
+enum { DATA_PAGES = 1 };
+
+struct ss_switch_ring {
+    struct perf_event_mmap_page *control;
+    const unsigned char *data;
+    uint64_t data_size;
+    size_t mapped;
+};
+
+ss_switch_ring *ss_switch_ring_open(int32_t tid, int *error) {
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_DUMMY;
+    attr.context_switch = 1;
+    attr.sample_id_all = 1;
+    attr.sample_type = PERF_SAMPLE_TIME;
+    attr.use_clockid = 1;
+    attr.clockid = CLOCK_MONOTONIC;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    /* No wake-up before the ring is full: nobody polls it. */
+    attr.watermark = 1;
+    attr.wakeup_watermark = UINT32_MAX;
+    long fd = syscall(SYS_perf_event_open, &attr, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) {
+        *error = -errno;
+        return NULL;
+    }
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), mapped = (1 + DATA_PAGES) * page;
+    void *base = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+    *error = base == MAP_FAILED ? -errno : 0;
+    close((int)fd);
+    if (base == MAP_FAILED) return NULL;
+    ss_switch_ring *ring = malloc(sizeof *ring);
+    if (!ring) {
+        munmap(base, mapped);
+        *error = -ENOMEM;
+        return NULL;
+    }
+    ring->control = base;
+    ring->data = (const unsigned char *)base + page;
+    ring->data_size = (uint64_t)DATA_PAGES * page;
+    ring->mapped = mapped;
+    return ring;
+}
+
+/* Copies `length` bytes at ring offset `offset`, wrapping at the end. */
+static void copy_out(const ss_switch_ring *ring, uint64_t offset, void *into, size_t length) {
+    unsigned char *bytes = into;
+    for (size_t i = 0; i < length; i++) bytes[i] = ring->data[(offset + i) % ring->data_size];
+}
+
+int ss_switch_ring_read(ss_switch_ring *ring, ss_switch *switches, int capacity) {
+    uint64_t head = __atomic_load_n(&ring->control->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = ring->control->data_tail;
+    int count = 0;
+    while (tail < head && count < capacity) {
+        struct perf_event_header header;
+        copy_out(ring, tail, &header, sizeof header);
+        if (header.size < sizeof header) { /* never written so by the kernel: give the ring up to here */
+            tail = head;
+            break;
+        }
+        if (header.type == PERF_RECORD_SWITCH && header.size >= sizeof header + sizeof(uint64_t)) {
+            uint64_t time;
+            copy_out(ring, tail + sizeof header, &time, sizeof time);
+            int out = (header.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+            int preempted = (header.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
+            switches[count++] = (ss_switch){time, !out ? SS_SWITCH_IN : preempted ? SS_SWITCH_OUT_PREEMPTED : SS_SWITCH_OUT_BLOCKED};
+        } else if (header.type == PERF_RECORD_LOST) {
+            switches[count++] = (ss_switch){0, SS_SWITCH_LOST};
+        }
+        tail += header.size;
+    }
+    __atomic_store_n(&ring->control->data_tail, tail, __ATOMIC_RELEASE);
+    return count;
+}
+
+void ss_switch_ring_close(ss_switch_ring *ring) {
+    if (!ring) return;
+    munmap(ring->control, ring->mapped);
+    free(ring);
+}

@@ -1,0 +1,75 @@
+"""wall-cost: what wall mode costs, side by side with cpu mode in one run (bench_wall workload).
+
+- the sampler thread's CPU time per thread-tick, and as a share of a core: one busy thread at
+  wall 1 kHz, and 100 sleeping threads with 2 busy ones at wall 100 Hz;
+- the slowdown of 8 busy threads on the machine's cores at wall 1 kHz against cpu mode (perf
+  engine, 1 ms: the same signal rate per CPU-second of each thread) and unprofiled, runs
+  interleaved, median over rounds.
+Writes wall_cost.json and prints a Markdown table for BENCHMARKS.md ("Wall mode's cost").
+"""
+import os
+import statistics
+
+from bench_common import log, run_timed, save
+from bench_shares import parse_summary
+
+
+def _env(lib, out, mode, period):
+    return {"LD_PRELOAD": lib, "STACKSAMPLER_OUTPUT": out, "STACKSAMPLER_MODE": mode, "STACKSAMPLER_PERIOD": period,
+            "STACKSAMPLER_SUMMARY": out + ".summary"}
+
+
+def _blocks_per_second(program, tmp):
+    """Blocks of bench_work one thread does per CPU-second here."""
+    out, err = os.path.join(tmp, "calibrate.out"), os.path.join(tmp, "calibrate.err")
+    _, cpu = run_timed([program, "1", "4000", "0"], {}, out, err)
+    return 4000 / max(cpu, 1e-3)
+
+
+def _sampler_cost(program, lib, tmp, name, argv, period, rate):
+    target = os.path.join(tmp, f"wall-{name}.folded")
+    run_timed([program] + argv, _env(lib, target, "wall", period), target + ".out", target + ".err")
+    summary = parse_summary(target + ".summary")
+    thread_ticks = summary["threads"] * summary["seconds"] * rate
+    return {"sampler_cpu_ms": summary["sampler_cpu_ms"], "seconds": summary["seconds"], "threads": summary["threads"],
+            "core_percent": summary["sampler_cpu_ms"] / 10 / summary["seconds"],
+            "us_per_thread_tick": summary["sampler_cpu_ms"] * 1000 / thread_ticks}
+
+
+def cmd_wall_cost(args):
+    tmp = os.path.join(args.work, "runs")
+    os.makedirs(tmp, exist_ok=True)
+    program = os.path.join(args.bins, "bench_wall")
+    per_second = _blocks_per_second(program, tmp)
+    blocks = str(int(per_second * args.seconds))
+    result = {
+        "one busy thread, wall 1 kHz": _sampler_cost(program, args.lib, tmp, "one", ["1", blocks, "0"], "1ms", 1000),
+        "100 sleeping + 2 busy threads, wall 100 Hz": _sampler_cost(program, args.lib, tmp, "sleepers", ["2", blocks, "100"],
+                                                                   "10ms", 100),
+    }
+    cores = os.cpu_count() or 1
+    eight = ["8", str(int(per_second * args.seconds * cores / 8)), "0"]
+    configurations = {"unprofiled": None, "cpu 1 kHz (perf engine)": ("cpu", "1ms"), "wall 1 kHz": ("wall", "1ms")}
+    times = {name: [] for name in configurations}
+    for round_index in range(args.rounds):
+        names = list(configurations)
+        names = names[round_index % len(names):] + names[:round_index % len(names)]
+        for name in names:
+            target = os.path.join(tmp, "eight.folded")
+            env = _env(args.lib, target, *configurations[name]) if configurations[name] else {}
+            wall, _ = run_timed([program] + eight, env, target + ".out", target + ".err")
+            times[name].append(wall)
+        log(f"wall-cost: round {round_index + 1}: " + ", ".join(f"{n} {times[n][-1]:.3f} s" for n in names))
+    baseline = times["unprofiled"]
+    result["8 busy threads, slowdown"] = {
+        name: statistics.median((t / b - 1) * 100 for t, b in zip(times[name], baseline)) for name in configurations if name != "unprofiled"}
+    save(args.work, "wall_cost.json", result)
+    one, sleepers = result["one busy thread, wall 1 kHz"], result["100 sleeping + 2 busy threads, wall 100 Hz"]
+    slowdown = result["8 busy threads, slowdown"]
+    print("| figure | measured | budget |\n|---|---|---|")
+    print(f"| sampler thread, one busy thread at wall 1 kHz ({one['threads']} threads) | {one['us_per_thread_tick']:.2f} µs per "
+          f"thread-tick, {one['core_percent']:.2f} % of a core | ≤ 3 µs, ≤ 0.5 % |")
+    print(f"| sampler thread, 100 sleeping + 2 busy threads at wall 100 Hz | {sleepers['us_per_thread_tick']:.2f} µs per "
+          f"thread-tick, {sleepers['core_percent']:.2f} % of a core | ≤ 0.5 % |")
+    print(f"| 8 busy threads on {cores} cores, slowdown (median of {args.rounds} interleaved rounds) | wall 1 kHz "
+          f"{slowdown['wall 1 kHz']:+.1f} %, cpu 1 kHz {slowdown['cpu 1 kHz (perf engine)']:+.1f} % | wall ≤ cpu + 1 % |")
