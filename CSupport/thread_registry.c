@@ -38,6 +38,8 @@ static const ss_sampling_engine *engine;
 static int arming_deferred;
 /* The engine is presumed, not yet settled: attaches only note the thread. */
 static int engine_presumed;
+/* Counts the sessions opened: an attach that let the lock go knows whether its session still runs. */
+static uint64_t session_epoch;
 /* Attaches refused because the process had no file descriptor left (the perf engine's counters). */
 static _Atomic uint64_t descriptor_refusals;
 
@@ -73,10 +75,13 @@ int64_t ss_thread_cpu_time_ns(int32_t tid) {
     return (int64_t)spent.tv_sec * 1000000000 + spent.tv_nsec;
 }
 
-static void release(attached_thread *thread) {
-    if (thread->handle >= 0) engine->detach(thread->handle);
+/* Takes `thread` out of the table (under the lock); returns its engine handle (or -1), which
+ * the caller detaches once it has let the lock go. */
+static int release(attached_thread *thread) {
+    int handle = thread->handle;
     if (thread->blocked) blocked_count--;
     *thread = threads[--thread_count];
+    return handle;
 }
 
 int ss_thread_blocks_signal(int32_t tid, int signo) {
@@ -117,8 +122,14 @@ static void set_blocked(attached_thread *thread, int blocked) {
         engine->arm(thread->handle);
 }
 
-static int engine_attach(int32_t tid, int armed, int *handle) {
-    int result = engine->attach(tid, armed, handle);
+/* Takes `thread` out of the table and detaches its handle, under the lock (session start and end). */
+static void drop(attached_thread *thread) {
+    int handle = release(thread);
+    if (handle >= 0) engine->detach(handle);
+}
+
+static int engine_attach(const ss_sampling_engine *attaching, int32_t tid, int armed, int *handle) {
+    int result = attaching->attach(tid, armed, handle);
     if (result == -EMFILE || result == -ENFILE) atomic_fetch_add(&descriptor_refusals, 1);
     return result;
 }
@@ -149,31 +160,66 @@ static int grow_to(size_t needed) {
     return 0;
 }
 
-int ss_thread_attach(int32_t tid, int replace) {
-    int result = 0;
-    sigset_t saved;
+/* Reserves a free entry of the table: returns with the lock held and room for one more thread,
+ * or -ENOMEM without the lock. */
+static int lock_with_room(sigset_t *saved) {
     for (;;) { /* until there is room under the lock: other threads attach meanwhile */
-        lock_registry(&saved);
-        if (thread_count < thread_capacity) break;
+        lock_registry(saved);
+        if (thread_count < thread_capacity) return 0;
         size_t needed = thread_capacity ? thread_capacity * 2 : 64;
-        unlock_registry(&saved);
+        unlock_registry(saved);
         if (grow_to(needed) != 0) return -ENOMEM;
     }
+}
+
+/* The engine's part of an attach (its timer or counter: perf_event_open can wait for an RCU
+ * grace period) runs with the lock let go, so that threads starting and ending meanwhile do
+ * not queue behind it (in wall mode a thread asleep on the lock is sampled there); the entry
+ * is made under the lock afterwards, unless another attach of the thread or the end of the
+ * session came first, and a deferred arming done meanwhile is caught up. */
+int ss_thread_attach(int32_t tid, int replace) {
+    sigset_t saved;
+    if (lock_with_room(&saved) != 0) return -ENOMEM;
     if (!engine) { /* no session (or stopped meanwhile): a timer made now would outlive it */
         unlock_registry(&saved);
         return -ESRCH;
     }
     attached_thread *existing = find(tid);
-    if (existing && replace) { release(existing); existing = NULL; }
-    if (!existing) {
-        int handle = -1, blocked = blocks_engine_signal(tid, &saved);
-        result = engine_presumed ? 0 : engine_attach(tid, !arming_deferred && !blocked, &handle);
-        if (result == 0) {
-            threads[thread_count++] = (attached_thread){tid, handle, blocked};
-            blocked_count += (size_t)blocked;
-        }
+    int replaced = -1;
+    if (existing && replace) replaced = release(existing), existing = NULL;
+    const ss_sampling_engine *attaching = engine;
+    uint64_t epoch = session_epoch;
+    int presumed = engine_presumed, deferred = arming_deferred;
+    unlock_registry(&saved);
+    if (replaced >= 0) attaching->detach(replaced);
+    if (existing) return 0;
+
+    int handle = -1, blocked = blocks_engine_signal(tid, &saved);
+    int armed = !deferred && !blocked;
+    int result = presumed ? 0 : engine_attach(attaching, tid, armed, &handle);
+    if (result != 0) return result;
+    if (lock_with_room(&saved) != 0) {
+        if (handle >= 0) attaching->detach(handle);
+        return -ENOMEM;
+    }
+    int kept = session_epoch == epoch && engine && !find(tid);
+    if (kept && presumed && !engine_presumed) {
+        /* The presumed engine settled meanwhile (at the deferred arming): attached now, as the
+         * settling attached the threads it found, under the lock (once per session at most). */
+        armed = !blocked;
+        result = engine_attach(engine, tid, armed, &handle);
+        kept = result == 0;
+    } else if (kept && engine != attaching) {
+        kept = 0;
+    }
+    if (kept) {
+        threads[thread_count++] = (attached_thread){tid, handle, blocked};
+        blocked_count += (size_t)blocked;
+        if (handle >= 0 && !armed && !arming_deferred && !blocked) engine->arm(handle);
     }
     unlock_registry(&saved);
+    if (!kept && !presumed && handle >= 0) attaching->detach(handle);
+    if (!kept && result == 0 && !engine) result = -ESRCH;
     return result;
 }
 
@@ -181,8 +227,10 @@ void ss_thread_detach(int32_t tid) {
     sigset_t saved;
     lock_registry(&saved);
     attached_thread *thread = find(tid);
-    if (thread) release(thread);
+    const ss_sampling_engine *detaching = engine;
+    int handle = thread ? release(thread) : -1;
     unlock_registry(&saved);
+    if (handle >= 0) detaching->detach(handle);
 }
 
 void ss_thread_mask_engine_signal(int blocked, const sigset_t *mask) {
@@ -248,6 +296,7 @@ void ss_registry_open(const ss_sampling_engine *session_engine, int deferred, in
     sigset_t saved;
     lock_registry(&saved);
     engine = session_engine;
+    session_epoch++;
     arming_deferred = deferred;
     engine_presumed = deferred && presumed;
     unlock_registry(&saved);
@@ -264,14 +313,14 @@ void ss_registry_arm_deferred(const ss_sampling_engine *settled) {
             engine_presumed = 0;
             engine = settled;
             for (size_t i = 0; i < thread_count;) {
-                if (engine_attach(threads[i].tid, !threads[i].blocked, &threads[i].handle) != 0) release(&threads[i]);
+                if (engine_attach(engine, threads[i].tid, !threads[i].blocked, &threads[i].handle) != 0) release(&threads[i]);
                 else i++;
             }
         } else {
             /* A thread whose timer cannot be armed leaves the registry, as after a failed
              * attach: the next scan attaches it again. */
             for (size_t i = 0; i < thread_count;) {
-                if (threads[i].handle >= 0 && !threads[i].blocked && engine->arm(threads[i].handle) != 0) release(&threads[i]);
+                if (threads[i].handle >= 0 && !threads[i].blocked && engine->arm(threads[i].handle) != 0) drop(&threads[i]);
                 else i++;
             }
         }
@@ -282,7 +331,7 @@ void ss_registry_arm_deferred(const ss_sampling_engine *settled) {
 void ss_registry_close(void) {
     sigset_t saved;
     lock_registry(&saved);
-    while (thread_count > 0) release(&threads[0]);
+    while (thread_count > 0) drop(&threads[0]);
     engine = NULL;
     arming_deferred = 0;
     engine_presumed = 0;
