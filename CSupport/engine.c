@@ -19,7 +19,7 @@
 ss_config ss_active_config;
 static _Atomic int running;
 static int initialised;
-static char engine_description[160];
+static char engine_description[256];
 /* The session's engine; while `probe_pending`, the perf engine presumed until the sampler
  * thread (or the stop, if it comes first) has asked the kernel. */
 static const ss_sampling_engine *session_engine;
@@ -27,9 +27,7 @@ static _Atomic int probe_pending;
 
 const char *ss_engine_description(void) { return engine_description; }
 
-int ss_engine_counts_kernel_time(void) {
-    return session_engine != &ss_perf_event_engine || ss_perf_counts_kernel();
-}
+int ss_engine_counts_kernel_time(void) { return session_engine != &ss_perf_event_engine; }
 
 /* The scheduler tick: the kernel compares a thread's CPU time with its timers
  * only at a tick that finds the thread running. A coarse clock advances once
@@ -40,38 +38,17 @@ uint64_t ss_scheduler_tick_ns(void) {
     return (uint64_t)resolution.tv_sec * 1000000000u + (uint64_t)resolution.tv_nsec;
 }
 
-/* The kernel's perf_event_paranoid setting, for the summary (-9 when it cannot be read). */
-static int perf_paranoid_level(void) {
-    char text[16] = {0};
-    int fd = open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -9;
-    ssize_t length = read(fd, text, sizeof text - 1);
-    close(fd);
-    return length > 0 ? atoi(text) : -9;
-}
-
-/* The cpu engine once the kernel has been asked, described; NULL when the one asked for cannot
- * run. Task-clock counters count the threads' time in the kernel where the kernel allows it
- * (perf_event_paranoid 1 or below, or CAP_PERFMON). Where it allows user space only, a profile
- * from them would lose every system call (a program half in read(2) shows it at 3 % at 1 ms
- * against 50 % at 10 ms), so an automatic choice runs the timers, which count both and weigh
- * each sample by the periods it covers; by name, the counters run in user space and the
- * summary counts what they lost. */
+/* The perf engine once the kernel has been asked, described; else the timers, or NULL when
+ * the counters were asked for by name and cannot run. Task-clock counters count user space
+ * only (exclude_kernel), whatever the kernel allows: a counter that counts the kernel's time
+ * overflows inside system calls too, and its signal, raised there, makes a `poll` or
+ * `nanosleep` the thread is entering return EINTR (17 to 25 in 10,000 1 ms polls at 1 ms,
+ * measured here). The summary's `counts:` line says how much of the threads' CPU the counters
+ * could not see. */
 static const ss_sampling_engine *settle_engine(const ss_config *config) {
-    /* Wall mode's counters count user space only, whatever the kernel allows: their signal then
-     * comes only while the thread runs its own code, never inside a system call (EINTR). */
-    int wall = config->mode == SS_MODE_WALL;
-    int kernel = config->event_period || wall ? -EOPNOTSUPP : ss_perf_events_available(1);
-    int perf = kernel == 0 ? 0 : ss_perf_events_available(0);
-    ss_perf_count_kernel(kernel == 0);
+    int perf = ss_perf_events_available();
     int first, room = ss_perf_counter_room(&first);
     int automatic = config->engine == SS_ENGINE_AUTOMATIC && !config->event_period;
-    if (perf == 0 && automatic && kernel != 0 && !wall) {
-        snprintf(engine_description, sizeof engine_description,
-                 "%s, user and kernel time (perf counters would count user space only here, perf_event_paranoid %d; "
-                 "--engine perf for them)", ss_cpu_timer_engine.name, perf_paranoid_level());
-        return &ss_cpu_timer_engine;
-    }
     if (perf == 0 && automatic && room < SS_PERF_MINIMUM_COUNTERS) {
         snprintf(engine_description, sizeof engine_description,
                  "%s (the descriptor limit, ulimit -n, leaves room for %d perf counters only)", ss_cpu_timer_engine.name,
@@ -84,11 +61,8 @@ static const ss_sampling_engine *settle_engine(const ss_config *config) {
         return &ss_perf_event_engine;
     }
     if (perf == 0) {
-        char scope[96];
-        if (kernel == 0) snprintf(scope, sizeof scope, "user and kernel time");
-        else if (wall) snprintf(scope, sizeof scope, "signals in user space only (never inside a system call)");
-        else snprintf(scope, sizeof scope, "user space only (the kernel refuses them its own time: perf_event_paranoid %d)",
-                      perf_paranoid_level());
+        const char *scope = config->mode == SS_MODE_WALL ? "signals in user space only (never inside a system call)"
+                                                          : "user space only (time in the kernel is not sampled: see counts)";
         snprintf(engine_description, sizeof engine_description, "%s, %s, at most %d descriptors, numbered from %d",
                  ss_perf_event_engine.name, scope, room, first);
         return &ss_perf_event_engine;
@@ -126,35 +100,37 @@ static const ss_sampling_engine *presume_or_probe_perf(const ss_config *config, 
 }
 
 /* The engine of `config`'s mode and choice, described; NULL when the one asked for cannot run.
- * Chosen automatically, perf counters run where they change the result: periods shorter than
- * two scheduler ticks, where timers fire late or merge periods. At longer periods the timers
- * sample as asked, and they spare the process the kernel's cost of enabling perf's
- * scheduler hooks, which a process pays when no other perf event exists (5 to 18 ms on the
- * test machine, 1.7 % of a 1.2 s run at 100 Hz).
- * That cost is a wait (the first task-bound counter in the system makes perf_event_open wait
- * for an RCU grace period: 5.5 to 15 ms measured here), not work. Chosen automatically with
- * arming `deferred` (the preload's constructor, before main), the perf engine is presumed and
- * the probe left to the sampler thread with the counters (ss_engine_sampler_starting), so the
- * program does not wait for it; asked for by name, the probe runs now, so that a refusal is an
- * error at start. */
+ * cpu mode runs the CPU-time timers unless counters are asked for (--engine perf, --event):
+ * they count the threads' time in user space and in the kernel, and their signal is raised on
+ * the way back to user space (POSIX_CPU_TIMERS_TASK_WORK), never inside a system call. Below
+ * two scheduler ticks a timer fires at the next tick and its sample counts for every period it
+ * covers (the summary's effective-rate line says so): the profile keeps its meaning, at a
+ * coarser grain. Perf counters would sample at any period but see user space only (see
+ * settle_engine). Wall mode samples running threads with the counters whatever the period (a
+ * timer's sample, at a tick, is too coarse for the wall period), unless timers are asked for.
+ * Chosen automatically with arming `deferred` (the preload's constructor, before main), the
+ * perf engine is presumed and the probe left to the sampler thread with the counters
+ * (ss_engine_sampler_starting), so the program does not wait for it (the first task-bound
+ * counter in the system makes perf_event_open wait for an RCU grace period: 5.5 to 15 ms
+ * measured here); asked for by name, the probe runs now, so that a refusal is an error at
+ * start. */
 static const ss_sampling_engine *choose_engine(const ss_config *config, int deferred) {
-    /* Wall mode samples running threads with the perf engine whatever the period: a timer's
-     * sample comes only at a scheduler tick (4 ms at HZ=250), too coarse for the wall period. */
     if (config->mode == SS_MODE_WALL && config->engine != SS_ENGINE_TIMERS) return presume_or_probe_perf(config, deferred);
+    if (config->event_period || config->engine == SS_ENGINE_PERF) return presume_or_probe_perf(config, deferred);
     uint64_t tick = ss_scheduler_tick_ns();
-    int wanted = config->event_period || config->engine == SS_ENGINE_PERF ||
-                 (config->engine == SS_ENGINE_AUTOMATIC && config->period_ns < 2 * tick);
-    if (!wanted) {
-        if (config->engine == SS_ENGINE_TIMERS) {
-            snprintf(engine_description, sizeof engine_description, "%s (asked for)", ss_cpu_timer_engine.name);
-        } else {
-            snprintf(engine_description, sizeof engine_description,
-                     "%s (the period is at least two scheduler ticks of %llu us; --engine perf for counters)",
-                     ss_cpu_timer_engine.name, (unsigned long long)(tick / 1000));
-        }
-        return &ss_cpu_timer_engine;
+    if (config->engine == SS_ENGINE_TIMERS) {
+        snprintf(engine_description, sizeof engine_description, "%s (asked for)", ss_cpu_timer_engine.name);
+    } else if (config->period_ns < 2 * tick) {
+        snprintf(engine_description, sizeof engine_description,
+                 "%s, user and kernel time: below two scheduler ticks of %llu us a sample counts for the periods it "
+                 "covers (perf counters would see user space only: --engine perf for them)",
+                 ss_cpu_timer_engine.name, (unsigned long long)(tick / 1000));
+    } else {
+        snprintf(engine_description, sizeof engine_description,
+                 "%s (the period is at least two scheduler ticks of %llu us; --engine perf for counters)",
+                 ss_cpu_timer_engine.name, (unsigned long long)(tick / 1000));
     }
-    return presume_or_probe_perf(config, deferred);
+    return &ss_cpu_timer_engine;
 }
 
 /* The presumed perf engine settled: kept if the kernel opens counters, else the timers (the

@@ -4,11 +4,11 @@
  * time, at any period (CPU-time timers fire only at scheduler ticks, at most 250
  * times a CPU-second at HZ=250), and the overflow is delivered as the engine's
  * signal to that very thread (O_ASYNC, F_SETSIG, F_SETOWN_EX with F_OWNER_TID), so
- * the handler and the walk stay as they are. The threads' time in the kernel is
- * counted and sampled too where the kernel allows it (perf_event_paranoid 1 or below, or
- * CAP_PERFMON); else, asked for by name, the counters count user space only
- * (exclude_kernel), and an overflow that comes while the thread is in the kernel is
- * dropped (the summary counts them). The kernel sends these
+ * the handler and the walk stay as they are. The counters count user space only
+ * (exclude_kernel), whatever the kernel allows: an overflow then comes only in an
+ * interrupt that lands in user space, and its signal never lands inside a system call
+ * (where it would end a `poll` or `nanosleep` with EINTR); the time the threads spend in
+ * the kernel is not sampled (the summary counts it). The kernel sends these
  * signals with si_code POLL_IN and the descriptor in si_fd, not with the engine's
  * cookie: the handler knows them by their descriptor (ss_perf_descriptor_is_ours).
  *
@@ -198,19 +198,10 @@ int ss_perf_sample_counts(int fd) {
     return 0;
 }
 
-/* Whether the task-clock counters count the threads' time in the kernel too (exclude_kernel 0);
- * a sampled event (--event) is always counted in user space only. Set before any attach. */
-static int kernel_counted;
-
-void ss_perf_count_kernel(int counted) { kernel_counted = counted; }
-
-int ss_perf_counts_kernel(void) { return kernel_counted && ss_active_config.event_period == 0; }
-
 /* A counter of the session's event (the task clock unless asked otherwise) for thread `tid`
  * (0: the caller), overflowing after `first` events and then (once ss_perf_sample_counts sets
- * it) every period, counting time in the kernel too with `with_kernel` (the task clock only);
- * -errno on failure. */
-static int open_counter(int32_t tid, uint64_t first, int with_kernel) {
+ * it) every period, in user space only; -errno on failure. */
+static int open_counter(int32_t tid, uint64_t first) {
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
@@ -219,7 +210,7 @@ static int open_counter(int32_t tid, uint64_t first, int with_kernel) {
     attr.config = task_clock ? PERF_COUNT_SW_TASK_CLOCK : ss_active_config.event_config;
     attr.sample_period = first;
     attr.disabled = 1;
-    attr.exclude_kernel = !(with_kernel && task_clock);
+    attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
     attr.wakeup_events = 1;
     long fd = syscall(SYS_perf_event_open, &attr, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -239,10 +230,10 @@ void ss_perf_reserve_descriptors(void) {
     close(low);
 }
 
-int ss_perf_events_available(int with_kernel) {
+int ss_perf_events_available(void) {
     ss_config saved = ss_active_config;
     if (ss_active_config.period_ns == 0) ss_active_config.period_ns = 10000000;
-    int fd = open_counter(0, sample_period(), with_kernel);
+    int fd = open_counter(0, sample_period());
     ss_active_config = saved;
     if (fd < 0) return fd;
     close(fd);
@@ -275,7 +266,7 @@ static int identify(int fd) {
 
 static int attach(int32_t tid, int armed, int *handle) {
     uint64_t period = sample_period();
-    int fd = open_counter(tid, 1 + (uint64_t)(ss_random_unit() * (double)(period - 1)), kernel_counted);
+    int fd = open_counter(tid, 1 + (uint64_t)(ss_random_unit() * (double)(period - 1)));
     if (fd < 0) return fd;
     fd = place(fd);
     if (fd < 0) return fd;

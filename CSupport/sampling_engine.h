@@ -37,13 +37,9 @@ typedef struct ss_sampling_engine {
 extern const ss_sampling_engine ss_cpu_timer_engine;
 /* cpu mode: a perf_event task-clock counter per thread, its overflow signalling that thread. */
 extern const ss_sampling_engine ss_perf_event_engine;
-/* engine_perf_events.c: 0 when this process may open counters of the session's event (with
- * `with_kernel`, task-clock counters that count time in the kernel too), else -errno. */
-int ss_perf_events_available(int with_kernel);
-/* engine_perf_events.c: whether the task-clock counters opened from now on count the threads'
- * time in the kernel too (set once the kernel said it allows that), and whether they do. */
-void ss_perf_count_kernel(int counted);
-int ss_perf_counts_kernel(void);
+/* engine_perf_events.c: 0 when this process may open counters of the session's event (in user
+ * space only), else -errno. */
+int ss_perf_events_available(void);
 /* engine_perf_events.c: how many counters the process's descriptor limit leaves room for now
  * (a sixteenth of it), and the lowest number they take (`first`). */
 int ss_perf_counter_room(int *first);

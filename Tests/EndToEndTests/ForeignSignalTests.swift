@@ -37,7 +37,7 @@ extension EndToEnd {
         /// may be charged a tick or so more, hence the 5 %. Before this test: 108-110 of 100 in
         /// wall mode (5-10 the sampler's), 690-1395 with the 1 ms perf engine, 147 with 10 ms timers.
         @Test("a program that takes its SIGPROFs by signalfd and sigwait gets exactly its own",
-              arguments: [["wall", "10ms", "auto"], ["cpu", "1ms", "auto"], ["cpu", "10ms", "timer"]])
+              arguments: [["wall", "10ms", "auto"], ["cpu", "1ms", "perf"], ["cpu", "10ms", "timer"]])
         func sigprofReadSynchronously(setting: [String]) throws {
             let directory = try ScratchDirectory.make("sigprof-reader-\(setting.joined(separator: "-"))")
             let run = try ProfiledRun.preload(

@@ -17,10 +17,11 @@ extension EndToEnd {
             return (rate, engine)
         }
 
-        /// Runs split for `seconds` of CPU at `period` with `STACKSAMPLER_ENGINE=engine`, maybe under `deny_perf_events`.
-        static func split(period: String, engine: String, seconds: String = "1", denied: Bool = false,
+        /// Runs split for `seconds` of CPU at `period` in `mode` with `STACKSAMPLER_ENGINE=engine`, maybe under `deny_perf_events`.
+        static func split(period: String, engine: String, mode: String = "cpu", seconds: String = "1", denied: Bool = false,
                           in directory: String) throws -> (run: ProfiledRun, rate: Double?, engine: String?) {
-            let settings = ["STACKSAMPLER_PERIOD": period, "STACKSAMPLER_ENGINE": engine, "STACKSAMPLER_SUMMARY": "-"]
+            let settings = ["STACKSAMPLER_PERIOD": period, "STACKSAMPLER_ENGINE": engine, "STACKSAMPLER_MODE": mode,
+                            "STACKSAMPLER_SUMMARY": "-"]
             let run: ProfiledRun
             if denied {
                 // The launcher itself runs unprofiled: the preload comes in with the program it execs.
@@ -44,7 +45,7 @@ extension EndToEnd {
         func rateAboveTheTick() throws {
             let directory = try ScratchDirectory.make("perf-rate")
             for (period, asked) in [("1ms", 1000.0), ("250us", 4000.0)] {
-                let perf = try Self.split(period: period, engine: "auto", in: directory)
+                let perf = try Self.split(period: period, engine: "perf", in: directory)
                 #expect(perf.run.process.termination == .exited(0), "\(perf.run.process)")
                 #expect(perf.engine?.hasPrefix("perf_event task-clock") == true, "\(perf.run.process.stderr)")
                 let rate = try #require(perf.rate, "no rate in \(perf.run.process.stderr)")
@@ -59,10 +60,11 @@ extension EndToEnd {
             #expect(abs(profile.inclusiveShare { $0 == "work_fifty" } - 0.5) < 0.1)
         }
 
+        /// Wall mode is the one that runs counters when left to choose (cpu mode runs the timers).
         @Test("perf_event_open refused: auto falls back to timers and says why; perf is a clear error and the program runs")
         func refusedByTheKernel() throws {
             let directory = try ScratchDirectory.make("perf-denied")
-            let automatic = try Self.split(period: "1ms", engine: "auto", denied: true, in: directory)
+            let automatic = try Self.split(period: "1ms", engine: "auto", mode: "wall", denied: true, in: directory)
             #expect(automatic.run.process.termination == .exited(0), "\(automatic.run.process)")
             #expect(automatic.engine == "CPU-time timers (perf_event_open: Permission denied)", "\(automatic.run.process.stderr)")
             #expect(try automatic.run.profile().totalSamples > 100)
@@ -139,7 +141,7 @@ extension EndToEnd {
         @Test("a process at its descriptor limit: auto runs the timers, perf counts and says the threads without a counter, and the program is unharmed")
         func descriptorLimit() throws {
             let directory = try ScratchDirectory.make("perf-ulimit")
-            let automatic = try Self.limited(.churn, ["3000", "0.3"], nofile: "24:24", mode: "cpu", in: directory)
+            let automatic = try Self.limited(.churn, ["3000", "0.3"], nofile: "24:24", mode: "wall", in: directory)
             #expect(automatic.termination == .exited(0), "\(automatic)")
             #expect(ProgramOutput.integer("threads", in: automatic.stdout) == 3000)
             #expect(Self.rateAndEngine(automatic.stderr).engine == "CPU-time timers (the descriptor limit, ulimit -n, leaves room for 1 perf counters only)",
@@ -156,7 +158,8 @@ extension EndToEnd {
         func headroomAtTheUsualLimit() throws {
             let directory = try ScratchDirectory.make("perf-headroom")
             let plain = try Self.limited(.fdHeadroom, ["1000", "0"], nofile: "1024:4096", in: directory)
-            let profiled = try Self.limited(.fdHeadroom, ["1000", "0"], nofile: "1024:4096", mode: "cpu", in: directory)
+            let profiled = try Self.limited(.fdHeadroom, ["1000", "0"], nofile: "1024:4096", mode: "cpu",
+                                            settings: ["STACKSAMPLER_ENGINE": "perf"], in: directory)
             #expect(plain.termination == .exited(0) && profiled.termination == .exited(0), "\(plain)\n\(profiled)")
             let alone = try #require(ProgramOutput.integer("opened", in: plain.stdout), "\(plain)")
             let opened = try #require(ProgramOutput.integer("opened", in: profiled.stdout), "\(profiled)")
@@ -171,7 +174,8 @@ extension EndToEnd {
         func descriptorsStayBelowFDSetSize(mode: String) throws {
             let directory = try ScratchDirectory.make("perf-fd-setsize")
             let plain = try Self.limited(.fdHeadroom, ["600", "700"], nofile: "4096:4096", in: directory)
-            let profiled = try Self.limited(.fdHeadroom, ["600", "700"], nofile: "4096:4096", mode: mode, in: directory)
+            let profiled = try Self.limited(.fdHeadroom, ["600", "700"], nofile: "4096:4096", mode: mode,
+                                            settings: ["STACKSAMPLER_ENGINE": "perf"], in: directory)
             #expect(profiled.termination == .exited(0), "\(profiled)")
             #expect(ProgramOutput.integer("opened", in: profiled.stdout) == 700, "\(profiled)")
             let highest = try #require(ProgramOutput.integer("highest", in: profiled.stdout), "\(profiled)")
@@ -184,7 +188,8 @@ extension EndToEnd {
         @Test("counters stay out of the program's way: none in a forked child, a file dup2()ed onto a counter's number stays open in a child, sampling goes on after the program closes every descriptor")
         func descriptors() throws {
             let directory = try ScratchDirectory.make("perf-fds")
-            let run = try ProfiledRun.preload(.perfFds, [directory], settings: ["STACKSAMPLER_PERIOD": "1ms"], in: directory)
+            let run = try ProfiledRun.preload(.perfFds, [directory], settings: ["STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_ENGINE": "perf"],
+                                              in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
             let output = run.process.stdout
             #expect(ProgramOutput.integer("parent", in: output.replacingOccurrences(of: "parent perf fds", with: "parent")) == 1, "\(output)")
@@ -214,7 +219,7 @@ extension EndToEnd {
             let output = directory + "/bash.folded"
             let run = try ChildProcess.run("/bin/bash", ["-c", script],
                                            environment: ["LD_PRELOAD": try BuildProducts.preloadLibrary(), "STACKSAMPLER_OUTPUT": output,
-                                                         "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-"],
+                                                         "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_ENGINE": "perf", "STACKSAMPLER_SUMMARY": "-"],
                                            in: directory)
             #expect(run.termination == .exited(0) && run.stdout == "closed\n", "\(run)")
             #expect(try String(contentsOfFile: directory + "/own.txt", encoding: .utf8) == "line1\n")
@@ -232,7 +237,8 @@ extension EndToEnd {
               arguments: ["cpu", "wall"])
         func recordAfterCloseAll(mode: String) throws {
             let directory = try ScratchDirectory.make("record-close-all")
-            let run = try ProfiledRun.record(.perfFds, [directory], options: ["--mode", mode, "--period", "1ms"], in: directory)
+            let run = try ProfiledRun.record(.perfFds, [directory], options: ["--mode", mode, "--period", "1ms", "--engine", "perf"],
+                                             in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
             #expect(ProgramOutput.integer("own_fd", in: run.process.stdout) == 3 && ProgramOutput.integer("own_bytes", in: run.process.stdout) == 18_000,
                     "\(run.process.stdout)")
