@@ -144,3 +144,52 @@ extension EndToEnd {
         }
     }
 }
+
+extension EndToEnd.ContinuousCalls {
+    @Test("the calls, invocations and stalls endpoints and top --calls on a running service")
+    func endpointsAndTop() throws {
+        let directory = try ScratchDirectory.make("calls-endpoints")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try TestProgram.callService.executable())
+        process.arguments = ["12", "1600"]
+        var environment = ProcessInfo.processInfo.environment.filter { $0.key != "LD_PRELOAD" && !$0.key.hasPrefix("STACKSAMPLER_") }
+        environment.merge(["LD_PRELOAD": try BuildProducts.preloadLibrary(), "STACKSAMPLER_CONTINUOUS": "1s", "STACKSAMPLER_MODE": "wall",
+                           "STACKSAMPLER_INVOCATIONS": "1", "STACKSAMPLER_STALL_THRESHOLD": "1s"]) { $1 }
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { process.waitUntilExit() }
+        let socket = "/tmp/stacksampler-\(getuid())/\(process.processIdentifier).sock"
+        let started = Date()
+        while !FileManager.default.fileExists(atPath: socket) {
+            guard process.isRunning, Date().timeIntervalSince(started) < 10 else { throw HarnessError("the service never listened") }
+            usleep(20_000)
+        }
+        func get(_ path: String, _ options: [String] = []) throws -> (status: Int, body: String) {
+            let result = try ChildProcess.run("curl", ["-sS", "--max-time", "30", "--unix-socket", socket, "-w", "\n%{http_code}"] + options
+                                              + ["http://localhost" + path], in: directory, timeout: .seconds(40))
+            var lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            let status = Int(lines.popLast() ?? "") ?? 0
+            return (status, lines.joined(separator: "\n"))
+        }
+        let json = try get("/debug/stacksampler/calls?seconds=2&format=json")
+        #expect(json.status == 200 && json.body.contains("\"name\":\"handle_request\"") && json.body.contains("\"p99_ns\""), "\(json)")
+        let accepted = try get("/debug/stacksampler/calls?seconds=1&function=query_*", ["-H", "Accept: application/json"])
+        #expect(accepted.status == 200 && accepted.body.hasPrefix("{") && accepted.body.contains("query_database")
+                && !accepted.body.contains("\"name\":\"render_page\""), "\(accepted)")
+        let text = try get("/debug/stacksampler/calls?seconds=1")
+        #expect(text.status == 200 && text.body.hasPrefix("calls that ended in") && text.body.contains("handle_request"), "\(text)")
+        let trace = try get("/debug/stacksampler/invocations?seconds=1&format=chrome")
+        #expect(trace.status == 200 && trace.body.contains("traceEvents") && trace.body.contains("render_page"), "\(trace.body.prefix(300))")
+        let otlp = try get("/debug/stacksampler/invocations?seconds=1&format=otlp")
+        #expect(otlp.status == 400 && otlp.body.contains("chrome"), "\(otlp)")
+        let top = try ChildProcess.run(try BuildProducts.cli(), ["top", String(process.processIdentifier), "--calls", "--iterations", "1"],
+                                       in: directory, timeout: .seconds(30))
+        #expect(top.termination == .exited(0) && top.stdout.contains("p99") && top.stdout.contains("handle_request"), "\(top)")
+        // long_call starts 2.3 s in and passes the 1 s threshold at 3.3 s: reported by now.
+        while Date().timeIntervalSince(started) < 4 { usleep(100_000) }
+        let stalls = try get("/debug/stacksampler/stalls")
+        #expect(stalls.status == 200 && stalls.body.contains("long_call"), "\(stalls)")
+    }
+}
