@@ -10,6 +10,8 @@ Subcommands (each reads/writes JSON in the work directory given with --work):
   startup      /bin/true with and without the preload library (hyperfine, else own loop)
   engines      cpu mode's perf and timer engines against perf: rates, attribution, slowdown at 1 kHz and at equal
                delivered rates with fixed costs and cost per delivered sample (wall, CPU, the thread's own gaps), page faults
+  calls        invocation tracking in a continuous wall session: the tracker's cost per sample, the
+               profiler's share of a core and resident size per window, invocations off and on (--seconds each)
   report       writes BENCHMARKS.md from the JSON files
   report-engines  replaces only the engines section of an existing BENCHMARKS.md (after a lone `engines` run)
 
@@ -20,6 +22,7 @@ import os
 import subprocess
 import sys
 
+from bench_calls import cmd_calls
 from bench_common import BenchError, log
 from bench_engines import cmd_engines
 from bench_measure import cmd_attribution, cmd_calibrate, cmd_handler, cmd_machine, cmd_slowdown, cmd_startup
@@ -28,7 +31,7 @@ from bench_report import cmd_report, cmd_report_engines
 COMMANDS = {
     "machine": cmd_machine, "calibrate": cmd_calibrate, "slowdown": cmd_slowdown, "attribution": cmd_attribution,
     "handler": cmd_handler, "startup": cmd_startup, "engines": cmd_engines, "report": cmd_report,
-    "report-engines": cmd_report_engines,
+    "report-engines": cmd_report_engines, "calls": cmd_calls,
 }
 
 

@@ -1,3 +1,5 @@
+import CEngine
+
 /// Invocation tracking as the sampler thread runs it: every drained or repeated sample goes to
 /// the tracker, over this process's symbols, and stall reports are written as they come. In a
 /// continuous session each window takes the calls that ended in it; a profile request's span
@@ -19,13 +21,23 @@ final class InvocationRecorder: SampleConsumer, @unchecked Sendable {
     }
 
     func take(_ sample: Sample, as stack: StackAggregator.StackKey, threads: [ThreadRecord]) {
+        let start = ss_now_ns()
         self.threads = threads
         tracker.record(thread: stack.thread, leafFirst: sample.frames, isComplete: sample.isComplete, at: sample.timeNanoseconds)
         copyToSpans()
+        countTracking(since: start)
     }
 
     func repeatLast(_ stack: StackAggregator.StackKey, at time: UInt64, threads: [ThreadRecord]) {
+        let start = ss_now_ns()
         tracker.repeatLast(thread: stack.thread, at: time)
+        countTracking(since: start)
+    }
+
+    /// Counts one sample tracked, and the time since `start`.
+    private func countTracking(since start: UInt64) {
+        tracker.counts.trackedSamples += 1
+        tracker.counts.trackingNanoseconds &+= ss_now_ns() &- start
     }
 
     func threadEnded(_ thread: Int) {

@@ -46,7 +46,7 @@ struct InvocationTracker<Lookup: FunctionLookup> {
     private var nextID: UInt64 = 1
     /// Closed invocations kept, in the order they closed (children before their callers).
     private(set) var records: [ClosedInvocation] = []
-    private(set) var counts = Profile.InvocationCounts()
+    var counts = Profile.InvocationCounts()
     /// Stall reports not yet taken with `takeStalls()`.
     private var pendingStalls: [Stall] = []
 
