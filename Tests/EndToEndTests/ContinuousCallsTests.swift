@@ -138,9 +138,12 @@ extension EndToEnd {
             // Each report marks with `>` the frames that have run past the threshold.
             let overThreshold = stalls.split(separator: "\n").filter { $0.hasPrefix("stacksampler: >") }.map { String($0.split(separator: " ").last ?? "") }
             #expect(overThreshold.contains("long_call"), "no stall report for long_call (1.6 s, threshold 1 s):\n\(stalls)")
-            for name in Self.timedFunctions + ["wait_for_request"] {
-                #expect(!overThreshold.contains(name), "\(name) (under 1 s) reported as a stall:\n\(stalls)")
+            // A call the program itself measured under 0.9 s (well under the threshold, by more than the
+            // 2 periods a duration may be off) is never reported.
+            for name in Self.timedFunctions where calls.filter({ $0.name == name }).allSatisfy({ $0.milliseconds < 900 }) {
+                #expect(!overThreshold.contains(name), "\(name) (every call under 0.9 s) reported as a stall:\n\(stalls)")
             }
+            #expect(!overThreshold.contains("wait_for_request"), "wait_for_request (25 ms) reported as a stall:\n\(stalls)")
         }
     }
 }

@@ -105,15 +105,24 @@ public enum Routes {
 
     /// The answer carrying the calls table of `profile`, or its calls in a trace format, as `query` asks.
     public static func response(forCalls profile: Profile, _ query: CallsQuery) -> HTTPResponse {
-        var profile = profile
-        if let function = query.function {
-            let pattern = FunctionPattern(function)
-            profile.invocations.removeAll { !pattern.matches($0.name) }
-            profile.runningInvocations.removeAll { !pattern.matches($0.name) }
-        }
-        let (type, body): (String, [UInt8]) = switch query.answer {
-        case .table(let json): json ? ("application/json", Array(CallTable(profile).json.utf8)) : ("text/plain; charset=utf-8", Array(CallTable(profile).text().utf8))
-        case .trace(let format): ("application/json", profile.renderedInvocations(as: format))
+        let pattern = query.function.map(FunctionPattern.init)
+        let (type, body): (String, [UInt8])
+        switch query.answer {
+        case .table(let json):
+            // Filtered once built, so that a call's path still names its callers.
+            var table = CallTable(profile)
+            if let pattern {
+                table.functions.removeAll { !pattern.matches($0.name) }
+                table.running.removeAll { !pattern.matches($0.name) }
+            }
+            (type, body) = json ? ("application/json", Array(table.json.utf8)) : ("text/plain; charset=utf-8", Array(table.text().utf8))
+        case .trace(let format):
+            var profile = profile
+            if let pattern {
+                profile.invocations.removeAll { !pattern.matches($0.name) }
+                profile.runningInvocations.removeAll { !pattern.matches($0.name) }
+            }
+            (type, body) = ("application/json", profile.renderedInvocations(as: format))
         }
         return HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", type), HTTPHeader("X-Content-Type-Options", "nosniff")], body: body)
     }
