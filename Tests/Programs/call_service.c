@@ -20,17 +20,6 @@ static double long_ms;
 static double started;
 static pthread_mutex_t output = PTHREAD_MUTEX_INITIALIZER;
 
-static double now_ms(void) { return clock_seconds(CLOCK_MONOTONIC) * 1e3; }
-
-/* Sleeps until an absolute deadline, so that a profiling signal cannot shorten the sleep. */
-static void sleep_ms(double milliseconds) {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    long long nanoseconds = deadline.tv_nsec + (long long)(milliseconds * 1e6);
-    deadline.tv_sec += nanoseconds / 1000000000LL;
-    deadline.tv_nsec = nanoseconds % 1000000000LL;
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR) {}
-}
 
 static void print_call(const char *name, double start_ms) {
     const double milliseconds = now_ms() - start_ms;
