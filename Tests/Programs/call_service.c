@@ -1,7 +1,8 @@
 /* call_service: ground truth for the calls of a continuous session.
  *
  * Two workers serve requests for SECONDS (argv[1], default 10). A request, `handle_request`,
- * calls `query_database` (asleep 25-75 ms) then `render_page` (25-75 ms of CPU); the lengths
+ * calls `query_database` (asleep 25-75 ms) then `render_page` (25-75 ms of CPU, one worker at a
+ * time: the other waits, blocked); the lengths
  * come from a fixed seed per worker. Worker 0 also makes one `long_call` (asleep LONG_MS,
  * argv[2], default 1600 ms) once 2.3 s have passed, outside any request: it spans a window
  * boundary of 1 s windows. Between requests a worker waits 25 ms in `wait_for_request`. Every call is timed with CLOCK_MONOTONIC around it and printed as
@@ -45,7 +46,15 @@ SAMPLED_FUNCTION void query_database(double milliseconds) {
     sleep_ms(milliseconds);
     __asm__ volatile("" ::: "memory");
 }
-SAMPLED_FUNCTION uint64_t render_page(double milliseconds) { return burn_cpu(milliseconds / 1e3, 0x9E3779B97F4A7C15ULL); }
+/* One renderer at a time (a worker waits for the other's render, blocked): the program keeps at
+ * most one core busy, so that on a 2-core machine its threads never wait for a core. */
+static pthread_mutex_t renderer = PTHREAD_MUTEX_INITIALIZER;
+SAMPLED_FUNCTION uint64_t render_page(double milliseconds) {
+    pthread_mutex_lock(&renderer);
+    const uint64_t result = burn_cpu(milliseconds / 1e3, 0x9E3779B97F4A7C15ULL);
+    pthread_mutex_unlock(&renderer);
+    return result;
+}
 SAMPLED_FUNCTION void long_call(void) {
     sleep_ms(long_ms);
     __asm__ volatile("" ::: "memory");
