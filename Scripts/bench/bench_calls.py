@@ -1,9 +1,9 @@
 """The `calls` subcommand: what invocation tracking costs a continuous wall session.
 
 Runs Tests/Programs/window_service.c (4 threads serving requests through call chains of random
-depth) under the preload library in continuous wall mode at 100 Hz, 10 s windows, twice, for
---seconds each: invocations off, then on (`STACKSAMPLER_INVOCATIONS=1`, a calls table per
-window written). From each whole window's summary: samples, the sampler thread's CPU and the
+depth) under the preload library in continuous wall mode at 100 Hz, 10 s windows, twice:
+invocations off for at most 60 s (the reference cost), then on for --seconds
+(`STACKSAMPLER_INVOCATIONS=1`, a calls table per window written). From each whole window's summary: samples, the sampler thread's CPU and the
 profiler's cost as a share of one core; from the service: its largest resident size in each
 window; and the tracker's own time per sample, which each window's summary gives (`tracking N ns
 per sample`: monotonic time around each sample on the sampler thread; the first window, which
@@ -23,7 +23,7 @@ SUMMARY = re.compile(r"stacksampler: (\d+) samples from .*\n(?:.*\n)*?.*sampler 
                      r".*window (\d+) of a continuous session.*profiler cost ([\d.]+) % of one core")
 
 
-def run(args, service, label, invocations):
+def run(args, service, label, invocations, seconds):
     out = os.path.join(args.work, "calls-" + label)
     os.makedirs(out, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("STACKSAMPLER_") and k != "LD_PRELOAD"}
@@ -32,7 +32,6 @@ def run(args, service, label, invocations):
                 "STACKSAMPLER_KEEP": "2"})
     if invocations:
         env.update({"STACKSAMPLER_INVOCATIONS": "1", "STACKSAMPLER_CALLS": os.path.join(out, "calls-%t.json")})
-    seconds = int(args.seconds)
     log(f"calls: {label}, {seconds} s")
     done = subprocess.run([service, str(seconds), "4", str(WINDOW_SECONDS), str(WINDOW_SECONDS)], env=env,
                           capture_output=True, text=True, check=True)
@@ -53,15 +52,15 @@ def cmd_calls(args):
         raise BenchError("calls needs --lib")
     service = os.path.join(args.work, "window_service")
     subprocess.run(["gcc", "-O2", "-pthread", "Tests/Programs/window_service.c", "-o", service], check=True)
-    off = run(args, service, "off", False)
-    on = run(args, service, "on", True)
+    off = run(args, service, "off", False, int(min(args.seconds, 60)))
+    on = run(args, service, "on", True, int(args.seconds))
     tracking = on["tracking_ns_per_sample"]
     if len(tracking) < 3:
         raise BenchError(f"{len(tracking)} windows with tracking figures: run at least {3 * WINDOW_SECONDS} s")
     result = {"seconds": args.seconds, "off": off, "on": on, "tracker_ns_per_sample": statistics.median(tracking[1:-1])}
     save(args.work, "calls", result)
     peaks = on["rss_kb_peaks"]
-    print(f"calls ({args.seconds:.0f} s per run, wall 100 Hz, 4 threads, {WINDOW_SECONDS} s windows): "
+    print(f"calls ({min(args.seconds, 60):.0f} s off, {args.seconds:.0f} s on, wall 100 Hz, 4 threads, {WINDOW_SECONDS} s windows): "
           f"the tracker {result['tracker_ns_per_sample']:.0f} ns per sample (median of the whole windows after the first: "
           f"{' '.join(map(str, tracking[1:-1]))}; the first, loading symbol tables: {tracking[0]}); sampler thread in all "
           f"{off['sampler_ns_per_sample']:.0f} ns per sample without invocations, {on['sampler_ns_per_sample']:.0f} ns with; "
