@@ -3,7 +3,7 @@ import Foundation
 /// The table `stacksampler top --calls` draws: the functions of one interval's calls, highest
 /// p99 first, from the daemon's calls table (`/debug/stacksampler/calls?format=json`).
 struct TopCallsTable: Decodable {
-    /// One function's line.
+    /// One function's line: its name, calls, and their durations' percentiles and maximum in ns (the JSON's keys).
     struct Function: Decodable {
         var name: String
         var count: Int
@@ -13,8 +13,11 @@ struct TopCallsTable: Decodable {
         var max_ns: UInt64
     }
 
+    /// Highest p99 first, as the daemon orders them.
     var functions: [Function]
+    /// Calls that ended past the cap, not in the figures.
     var calls_dropped: Int
+    /// The sampling period, in ns.
     var period_ns: UInt64
 
     /// The daemon's JSON; an error says it is not a calls table.

@@ -25,6 +25,7 @@ public struct CallTable: Sendable {
 
     /// One function's calls.
     public struct Function: Sendable, Hashable {
+        /// The function's name.
         public var name: String
         /// Calls that ended in the span.
         public var count: Int

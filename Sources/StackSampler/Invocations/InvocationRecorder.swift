@@ -7,8 +7,9 @@ import CEngine
 final class InvocationRecorder: SampleConsumer, @unchecked Sendable {
     private(set) var tracker: InvocationTracker<SymbolLookup>
     private let reporter: StallReporter?
-    /// The sampler's thread records as last handed over (a record's thread index names its tid).
-    private var threads: [ThreadRecord] = []
+    /// The kernel id of each of the sampler's thread records, by index (an index keeps its tid;
+    /// kept apart from the records, which change with every sample and must not be shared).
+    private var tids: [Int32] = []
     /// Request spans being taken, with the calls ended since each began (thread: the tid).
     private var spans: [(span: ObjectIdentifier, calls: [ClosedInvocation])] = []
     /// The tracker's records already copied to the spans.
@@ -22,7 +23,7 @@ final class InvocationRecorder: SampleConsumer, @unchecked Sendable {
 
     func take(_ sample: Sample, as stack: StackAggregator.StackKey, threads: [ThreadRecord]) {
         let start = ss_now_ns()
-        self.threads = threads
+        noteThreads(threads)
         tracker.record(thread: stack.thread, leafFirst: sample.frames, isComplete: sample.isComplete, at: sample.timeNanoseconds)
         copyToSpans()
         countTracking(since: start)
@@ -46,7 +47,6 @@ final class InvocationRecorder: SampleConsumer, @unchecked Sendable {
     }
 
     func woke(at now: UInt64, threads: [ThreadRecord], losses: Profile.Losses) {
-        self.threads = threads
         reportStalls(threads: threads)
     }
 
@@ -61,7 +61,8 @@ final class InvocationRecorder: SampleConsumer, @unchecked Sendable {
     func cut(at now: UInt64, renumbered: [Int: Int], threads: [ThreadRecord]) -> WindowCalls? {
         let calls = takeCalls()
         tracker.renumber(renumbered)
-        self.threads = threads
+        tids = []
+        noteThreads(threads)
         return calls
     }
 
@@ -94,7 +95,7 @@ final class InvocationRecorder: SampleConsumer, @unchecked Sendable {
         }
         let running = tracker.running().map { call in
             var call = call
-            call.thread = threads.indices.contains(Int(call.thread)) ? threads[Int(call.thread)].tid : -1
+            call.thread = tid(of: call.thread)
             return call
         }
         var counts = Profile.InvocationCounts()
@@ -110,10 +111,21 @@ final class InvocationRecorder: SampleConsumer, @unchecked Sendable {
         guard !spans.isEmpty else { return }
         let new = records[copied...].map { record in
             var record = record
-            record.thread = threads.indices.contains(Int(record.thread)) ? threads[Int(record.thread)].tid : -1
+            record.thread = tid(of: record.thread)
             return record
         }
         for index in spans.indices { spans[index].calls += new }
+    }
+
+    /// Notes the tids of thread records new since the last call.
+    private func noteThreads(_ threads: [ThreadRecord]) {
+        guard threads.count > tids.count else { return }
+        tids += threads[tids.count...].map(\.tid)
+    }
+
+    /// The tid of thread record `index`; -1 if unknown.
+    private func tid(of index: Int32) -> Int32 {
+        tids.indices.contains(Int(index)) ? tids[Int(index)] : -1
     }
 
     /// Writes the stall reports made since the last call; `threads` are the sampler's thread records.

@@ -16,7 +16,9 @@ public struct ProfileQuery: Sendable, Equatable {
 public struct CallsQuery: Sendable, Equatable {
     /// The answer's shape: the calls table (JSON or text), or the calls in a trace format.
     public enum Answer: Sendable, Equatable {
+        /// The calls table, as JSON or as text.
         case table(json: Bool)
+        /// The calls themselves, in a trace format.
         case trace(InvocationFormat)
     }
 
@@ -24,6 +26,7 @@ public struct CallsQuery: Sendable, Equatable {
     public var seconds: Int
     /// Only functions whose name matches (`function=GLOB`: a glob with `*` and `?`, else a substring).
     public var function: String?
+    /// How the answer is shaped.
     public var answer: Answer
 }
 
