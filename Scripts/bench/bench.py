@@ -14,6 +14,8 @@ Subcommands (each reads/writes JSON in the work directory given with --work):
                profiling; with --against, another build's library in the same interleaved rounds
   wall-cost    wall mode's sampler CPU per thread-tick (1 busy thread at 1 kHz; 100 sleeping + 2 busy at 100 Hz) and
                8 busy threads' slowdown at wall 1 kHz against cpu mode 1 kHz, side by side (Markdown table on stdout)
+  calls        invocation tracking in a continuous wall session: the tracker's cost per sample, the
+               profiler's share of a core and resident size per window, invocations off and on (--seconds each)
   report       writes BENCHMARKS.md from the JSON files
   report-engines  replaces only the engines section of an existing BENCHMARKS.md (after a lone `engines` run)
   unwind-agreement  the engine's stack walk against libunwind's, frame by frame, on real programs (--repeats runs each)
@@ -26,6 +28,7 @@ import os
 import subprocess
 import sys
 
+from bench_calls import cmd_calls
 from bench_common import BenchError, log
 from bench_cpu_cost import cmd_cpu_cost
 from bench_engines import cmd_engines
@@ -40,6 +43,7 @@ COMMANDS = {
     "report-engines": cmd_report_engines, "cpu-cost": cmd_cpu_cost, "unwind-agreement": cmd_unwind_agreement,
     "report-unwind": cmd_report_unwind,
     "wall-cost": cmd_wall_cost,
+    "calls": cmd_calls,
 }
 
 

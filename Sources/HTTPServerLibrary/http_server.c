@@ -306,6 +306,10 @@ void ss_http_request_arguments(const ss_http_request *request, ss_http_argument_
     request->server->mhd->MHD_get_connection_values_n(request->connection, MHD_GET_ARGUMENT_KIND, visit_argument, &state);
 }
 
+const char *ss_http_request_header(const ss_http_request *request, const char *name) {
+    return request->server->mhd->MHD_lookup_connection_value(request->connection, MHD_HEADER_KIND, name);
+}
+
 int ss_http_request_has_body(const ss_http_request *request) {
     const ss_libmicrohttpd *mhd = request->server->mhd;
     const char *length = mhd->MHD_lookup_connection_value(request->connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);

@@ -162,6 +162,9 @@ public struct Profile: Sendable {
     public var realtimeStartNanoseconds: UInt64 = 0
     /// Reconstructed function calls, by thread, start and depth; empty unless `configuration.invocations` was set.
     public var invocations: [Invocation] = []
+    /// Calls still running at the end of the profile's span (a continuous window, a request's
+    /// span), their duration so far; each is reported whole in the window where it ends.
+    public var runningInvocations: [Invocation] = []
     /// What invocation tracking kept, left out and lost.
     public var invocationCounts = InvocationCounts()
     /// The profiled command line, for titles ("" when unknown).

@@ -55,10 +55,8 @@ enum ProfileBuilder {
     }
 
     /// The profile of `span` of a session (the whole session, a continuous window, a request's
-    /// span, or a snapshot): named now through `symbols`. Only a finished session's profile has
-    /// invocations (`recorder`: they are still open otherwise).
-    static func build(_ span: CountedSpan, configuration: ProfilerConfiguration, symbols: SessionSymbols,
-                      invocations recorder: InvocationRecorder? = nil) -> Profile {
+    /// span, or a snapshot): named now through `symbols`, with the span's calls when it has them.
+    static func build(_ span: CountedSpan, configuration: ProfilerConfiguration, symbols: SessionSymbols) -> Profile {
         let counts = span.counts
         let counted = Counted(
             configuration: configuration, startNanoseconds: span.startNanoseconds,
@@ -78,9 +76,10 @@ enum ProfileBuilder {
         let symbolizationStart = ss_now_ns()
         var (profile, invocations, profilerModules, tableBytes) = symbols.withCurrentMappings { symbolizer in
             let (profile, naming) = named(counted, with: symbolizer)
-            let invocations = recorder.map { recorder in
-                Profile.Invocation.named(recorder.tracker.records, hidden: naming.hidden, name: naming.name(of:))
-            } ?? []
+            let invocations = span.calls.map { calls in
+                (closed: Profile.Invocation.named(calls.closed, hidden: naming.hidden, name: naming.name(of:)),
+                 running: Profile.Invocation.named(calls.running, hidden: naming.hidden, name: naming.name(of:)))
+            }
             return (profile, invocations, ProfilerModules.paths(in: symbolizer.moduleMap), symbolizer.tableBytes)
         }
         profile.overhead.symbolizationNanoseconds = ss_now_ns() - symbolizationStart
@@ -95,8 +94,9 @@ enum ProfileBuilder {
         profile.kernelTimeSampled = ss_engine_counts_kernel_time() != 0
         profile.realtimeStartNanoseconds = realtimeNanoseconds(atMonotonic: span.startNanoseconds)
         profile.command = commandLine()
-        profile.invocations = invocations
-        profile.invocationCounts = recorder?.tracker.counts ?? Profile.InvocationCounts()
+        profile.invocations = invocations?.closed ?? []
+        profile.runningInvocations = invocations?.running ?? []
+        profile.invocationCounts = span.calls?.counts ?? Profile.InvocationCounts()
         return profile
     }
 

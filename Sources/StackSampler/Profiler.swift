@@ -39,13 +39,15 @@ public enum Profiler {
     /// counted since the window before becomes a profile (`Profile.window` says which), handed to
     /// `onWindow` on a thread of the profiler's own. Memory stays bounded by one window: the
     /// session keeps no samples once their window is handed over. `stop()` returns the last,
-    /// partial window. Raw recordings and invocations cannot be combined with it. With no
+    /// partial window. With invocations configured, each window also carries the calls that
+    /// ended in it (`Profile.invocations`, at most `capacity` per window) and those still running
+    /// at its end (`Profile.runningInvocations`). A raw recording cannot be combined with it. With no
     /// `onWindow`, windows are cut and dropped unnamed (no symbolization at all): the session is
     /// only read by `profileOfNext` (the daemon's endpoints).
     public static func startContinuous(_ configuration: ProfilerConfiguration, window: Duration,
                                        onWindow: (@Sendable (Profile) -> Void)?) throws(ProfilerError) {
-        guard configuration.recordingPath == nil, configuration.invocations == nil else {
-            throw .invalidConfiguration("continuous windows cannot be combined with a raw recording or invocations")
+        guard configuration.recordingPath == nil else {
+            throw .invalidConfiguration("continuous windows cannot be combined with a raw recording")
         }
         guard window >= .milliseconds(100) else { throw .invalidConfiguration("a window must last at least 100ms") }
         _ = try startSession(configuration, windows: (window.wholeNanoseconds, onWindow))
@@ -128,7 +130,7 @@ public enum Profiler {
         defer { ss_thread_set_excluded(wasExcluded) }
         // The session stays locked until its sampler has drained the engine's buffer for the
         // last time: a `start` meanwhile would give the buffer a second reader.
-        let (running, counted) = try session.withLock { (current: inout Session?) throws(ProfilerError) -> (Session, CountedSpan) in
+        var (running, counted) = try session.withLock { (current: inout Session?) throws(ProfilerError) -> (Session, CountedSpan) in
             guard let running = current else { throw .notRunning }
             guard running.isOwn else {
                 current = nil // a parent's session, inherited through fork(): discarded
@@ -141,8 +143,8 @@ public enum Profiler {
         // Windows already handed over are built first; the partial one is this profile.
         let lastWindow = running.windows?.finish()
             ?? running.sampler.windowNanoseconds.map { Profile.Window(index: running.sampler.windowsCut + 1, lengthNanoseconds: $0) }
-        var profile = ProfileBuilder.build(counted, configuration: running.sampler.configuration, symbols: running.symbols,
-                                           invocations: running.invocations)
+        counted.calls = running.invocations?.takeCalls()
+        var profile = ProfileBuilder.build(counted, configuration: running.sampler.configuration, symbols: running.symbols)
         profile.window = lastWindow
         // Naming read whole symbol tables, freed by now; malloc would keep their pages, and a
         // service that profiles every few seconds would see its resident size creep up.

@@ -19,19 +19,20 @@ package final class Daemon: Sendable {
     private let handOver = Mutex<ListenHandOver?>(nil)
 
     /// Starts the daemon: with a window length, a continuous session with `configuration` whose
-    /// windows go to `outputs` (pid already in the paths; `%t` rotates) and to `pushers`; and the
+    /// windows go to `outputs` and `calls` (pid already in the paths; `%t` rotates) and to `pushers`; and the
     /// endpoints (the default socket, and `settings.listen`), whose on-demand sessions take
     /// `configuration`'s settings. A listener that cannot be opened is said on stderr and left
     /// out: the rest runs. In a forked child, `parent` is the process that forked it: the listen
     /// addresses are the parent's while it lives (`ListenHandOver`), the child serves its default
     /// socket meanwhile. Throws if the session cannot start.
     package init(settings: DaemonSettings, configuration: ProfilerConfiguration, outputs: [OutputTarget], summaryPath: String?,
-                 options: ExportOptions, pushers: [any WindowPusher], parent: pid_t? = nil) throws(ProfilerError) {
+                 options: ExportOptions, calls: WindowCallFiles = WindowCallFiles(invocationsPath: nil, invocationFormat: .chrome, callsPath: nil),
+                 pushers: [any WindowPusher], parent: pid_t? = nil) throws(ProfilerError) {
         self.settings = settings
         self.pushers = pushers
         pushedBefore = Mutex(pushers.map { _ in PushCounters() })
-        files = outputs.isEmpty && summaryPath == nil ? nil
-            : WindowFiles(outputs: outputs, summaryPath: summaryPath, options: options, keep: settings.keep)
+        files = outputs.isEmpty && summaryPath == nil && calls.isEmpty ? nil
+            : WindowFiles(outputs: outputs, summaryPath: summaryPath, options: options, keep: settings.keep, calls: calls)
         if let window = settings.window {
             // No file and no back end: windows are cut unnamed (no symbolization), only requests read the session.
             var onWindow: (@Sendable (Profile) -> Void)?

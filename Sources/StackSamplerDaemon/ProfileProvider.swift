@@ -8,6 +8,9 @@ public protocol ProfileProvider: Sendable {
     /// The profile of the next `seconds` in `mode`; `.failure(.modeConflict)` when the process
     /// samples continuously in the other mode, `.failure(.busy)` while another span is being taken.
     func profile(seconds: Int, mode: SamplingMode) -> Result<Profile, ProfileRequestError>
+    /// The calls of the next `seconds`: a profile whose `invocations` ended in the span and whose
+    /// `runningInvocations` run at its end; `.failure(.unavailable)` when the running session tracks no invocations.
+    func calls(seconds: Int) -> Result<Profile, ProfileRequestError>
     /// One line of JSON saying what the daemon does: mode, period, windows, cost, pushes.
     func status() -> String
 }

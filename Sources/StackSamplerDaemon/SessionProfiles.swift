@@ -21,6 +21,17 @@ package final class SessionProfiles: ProfileProvider {
     }
 
     package func profile(seconds: Int, mode: SamplingMode) -> Result<Profile, ProfileRequestError> {
+        take(seconds: seconds, mode: mode, calls: false)
+    }
+
+    /// Calls are wall-clock durations: an on-demand session samples in wall mode, with the
+    /// on-demand invocation settings (or the defaults); a running session must track invocations.
+    package func calls(seconds: Int) -> Result<Profile, ProfileRequestError> {
+        take(seconds: seconds, mode: Profiler.runningConfiguration?.mode ?? .wall, calls: true)
+    }
+
+    /// A span of the running session, or an on-demand session, of `seconds` in `mode`; with `calls`, tracking invocations.
+    private func take(seconds: Int, mode: SamplingMode, calls: Bool) -> Result<Profile, ProfileRequestError> {
         guard serving.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return .failure(.busy) }
         defer { serving.store(false, ordering: .releasing) }
         let duration = Duration.seconds(seconds)
@@ -28,6 +39,9 @@ package final class SessionProfiles: ProfileProvider {
         for _ in 0..<2 {
             if let running = Profiler.runningConfiguration {
                 guard running.mode == mode else { return .failure(.modeConflict(running: running.mode)) }
+                if calls, running.invocations.map({ $0.capacity > 0 }) != true {
+                    return .failure(.unavailable("this process's session does not track calls; start it with STACKSAMPLER_INVOCATIONS=1 (or a file)"))
+                }
                 do {
                     return .success(try Profiler.profileOfNext(duration))
                 } catch .notRunning {
@@ -39,6 +53,14 @@ package final class SessionProfiles: ProfileProvider {
             var configuration = onDemand
             configuration.mode = mode
             if mode == .wall { configuration.event = nil }
+            if calls {
+                var invocations = configuration.invocations ?? InvocationConfiguration()
+                if invocations.capacity == 0 { invocations.capacity = InvocationConfiguration().capacity }
+                // Stall reports belong to the process's own sessions (a stalls file would be started afresh).
+                invocations.stallThreshold = nil
+                invocations.stallsPath = nil
+                configuration.invocations = invocations
+            }
             do {
                 return .success(try Profiler.profileOnDemand(for: duration, configuration))
             } catch .alreadyRunning {

@@ -69,7 +69,11 @@ private func start(_ settings: PreloadSettings, parent: pid_t? = nil) -> Preload
         if !settings.isContinuous, !settings.outputPatterns.isEmpty { try Profiler.start(settings.configuration) }
         daemon = try Daemon(settings: settings.daemon, configuration: settings.configuration,
                             outputs: settings.isContinuous ? settings.outputs : [], summaryPath: settings.isContinuous ? settings.summaryPath : nil,
-                            options: settings.options, pushers: pushers, parent: parent)
+                            options: settings.options,
+                            calls: WindowCallFiles(invocationsPath: settings.isContinuous ? settings.invocations.outputPath : nil,
+                                                   invocationFormat: settings.invocations.format,
+                                                   callsPath: settings.isContinuous ? settings.invocations.callsPath : nil),
+                            pushers: pushers, parent: parent)
     } catch {
         report("\(error); this run is not profiled")
         _ = try? Profiler.stop()

@@ -66,8 +66,8 @@ struct PreloadSettings: Sendable {
         let options = ExportOptions(perThreadRoots: try read(SessionSettings.perThread) ?? false,
                                     processRoot: try read(SessionSettings.processRoot) ?? false,
                                     icicle: try read(SessionSettings.icicle) ?? false)
-        if daemon.window != nil, configuration.recordingPath != nil || configuration.invocations != nil {
-            throw SettingError(description: "\(SessionSettings.continuous.variable) cannot be combined with \(SessionSettings.raw.variable) or invocations (\(SessionSettings.invocations.variable), \(SessionSettings.stallThreshold.variable)): a continuous session keeps no samples past its window")
+        if daemon.window != nil, configuration.recordingPath != nil {
+            throw SettingError(description: "\(SessionSettings.continuous.variable) cannot be combined with \(SessionSettings.raw.variable): a raw recording keeps the whole session")
         }
         return PreloadSettings(outputPatterns: outputs, summaryPattern: try read(SessionSettings.summary),
                                configuration: configuration, options: options, invocations: invocations, daemon: daemon)

@@ -5,8 +5,11 @@ import StackSampler
 /// The `record` options for reconstructed invocations and stall reports, passed to the preload
 /// library as `STACKSAMPLER_INVOCATION*` and `STACKSAMPLER_STALL*` variables.
 struct InvocationOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Also write the function calls reconstructed from the samples, with start and duration.", valueName: "file"))
+    @Option(help: ArgumentHelp("Also write the function calls reconstructed from the samples, with start and duration (with --continuous: each window's, %t for a file per window; 1: no file, for the calls endpoints).", valueName: "file"))
     var invocations: String?
+
+    @Option(help: ArgumentHelp("With --continuous: write each window's calls table (count, p50, p90, p99, max and slowest calls of each function) here; .json for JSON, else text; %t for a file per window.", valueName: "file"))
+    var calls: String?
 
     @Option(help: "Format of the invocations file: chrome (Perfetto, chrome://tracing), speedscope, or spans.")
     var invocationFormat: String = InvocationFormat.chrome.rawValue
@@ -52,7 +55,8 @@ struct InvocationOptions: ParsableArguments {
             SessionSettings.invocationMinSamples.variable: String(invocationMinSamples),
             SessionSettings.invocationCapacity.variable: String(invocationCapacity),
         ]
-        variables[SessionSettings.invocations.variable] = invocations.map(Self.absolute)
+        variables[SessionSettings.invocations.variable] = invocations.map { $0 == "1" ? $0 : Self.absolute($0) }
+        variables[SessionSettings.calls.variable] = calls.map(Self.absolute)
         variables[SessionSettings.invocationMinDuration.variable] = invocationMinDuration
         variables[SessionSettings.invocationFilter.variable] = invocationFilter
         variables[SessionSettings.invocationMaxDepth.variable] = invocationMaxDepth.map(String.init)

@@ -85,10 +85,8 @@ struct RecordCommand: ParsableCommand {
                 throw ValidationError(error.description)
             }
             if followChildren { throw ValidationError("--continuous profiles one process; it cannot be combined with --follow-children") }
-            let asked = invocationOptions.environment
-            if asked[SessionSettings.invocations.variable] != nil || asked[SessionSettings.stallThreshold.variable] != nil {
-                throw ValidationError("--continuous cannot be combined with invocations or stall reports: a window keeps no samples past its end")
-            }
+        } else if invocationOptions.calls != nil {
+            throw ValidationError("--calls goes with --continuous: it is each window's calls table")
         } else if keep != nil {
             throw ValidationError("--keep goes with --continuous (and %t in the output path)")
         }

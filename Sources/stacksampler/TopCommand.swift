@@ -12,7 +12,9 @@ struct TopCommand: ParsableCommand {
         discussion: """
             Each refresh shows the last interval's samples: self (the function was running) and total (it was on \
             the stack) shares and counts. On a terminal the table is redrawn in place; otherwise one table is \
-            printed per interval. Example: stacksampler top 1234 --mode wall --interval 2s
+            printed per interval. Example: stacksampler top 1234 --mode wall --interval 2s. With --calls: the \
+            functions whose calls ended in the interval, slowest p99 first, with their count, p50, p90, p99 and \
+            max (the process tracks calls: STACKSAMPLER_INVOCATIONS set).
             """
     )
 
@@ -30,6 +32,9 @@ struct TopCommand: ParsableCommand {
 
     @Option(help: "Stop after this many refreshes (default: until Ctrl-C).")
     var iterations: Int?
+
+    @Flag(help: "Show the slowest functions by the p99 of their calls' durations, with counts, instead of the hottest by samples.")
+    var calls = false
 
     func validate() throws {
         _ = try SessionSettings.mode.parse(mode, from: .commandLine)
@@ -58,6 +63,18 @@ struct TopCommand: ParsableCommand {
             let connection = try DaemonConnection.find(pid: pid)
             let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             while iterations.map({ refreshes < $0 }) ?? true {
+                if calls {
+                    let bytes = try connection.get("/debug/stacksampler/calls?seconds=\(seconds)&format=json", seconds: seconds)
+                    let table: TopCallsTable
+                    do { table = try TopCallsTable(json: bytes) } catch {
+                        throw DaemonConnection.Failure(description: "the daemon's calls table does not parse: \(error)")
+                    }
+                    refreshes += 1
+                    let header = "stacksampler top --calls: process \(pid) (\(name)), \(table.functions.reduce(0) { $0 + $1.count }) calls "
+                        + "ended in the last \(seconds)s (durations from samples every \(String(format: "%.1f", Double(table.period_ns) / 1e6)) ms)"
+                    screen.draw(header + "\n\n" + table.rendered(limit: rows, width: terminal ? screen.columns : 0))
+                    continue
+                }
                 let bytes = try connection.get(DaemonConnection.profilePath(seconds: seconds, mode: mode, format: .folded), seconds: seconds)
                 let table: TopTable
                 do { table = try TopTable(folded: String(decoding: bytes, as: UTF8.self)) } catch {

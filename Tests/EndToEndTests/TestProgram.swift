@@ -120,6 +120,10 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// Closes descriptors 3-1023, passes 300 messages through 8 pipes of its own, then measures its
     /// CPU time over a 2 s sleep: `received N of 300`, `cpu during sleep S`.
     case daemonPipes = "daemon_pipes"
+    /// Two workers serving requests (`handle_request` -> `query_database` asleep, `render_page` on
+    /// CPU, 25-75 ms each) and one `long_call` spanning a window boundary, each call timed and
+    /// printed as `call NAME MS END_UNIX_NS TID`: SECONDS [LONG_MS].
+    case callService = "call_service"
     /// Forks a child every 100 ms, each saying whether its own daemon socket exists, until file
     /// AFTER exists; then three more (`after N daemon yes|no`) and exits 0: AFTER.
     case forkRounds = "fork_rounds"
@@ -152,7 +156,8 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .unwindDiff: ["gcc", "-O2", "-shared", "-fPIC", "-I", PackagePaths.root + "/CSupport/include"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .bursts: ["gcc", "-O2", "-pthread"]
-        case .threads, .deep, .sleepers, .churn, .stall, .execer, .forkLoader, .keyHoarder, .signalRaces, .windowService, .daemonPipes:
+        case .threads, .deep, .sleepers, .churn, .stall, .execer, .forkLoader, .keyHoarder, .signalRaces, .windowService, .daemonPipes,
+             .callService:
             ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
              .perfFds, .denyPerfEvents, .pageFaults, .service, .forkRounds, .syscalls: ["gcc", "-O2"]

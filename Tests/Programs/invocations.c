@@ -14,17 +14,6 @@
 
 static uint64_t checksum;
 
-static double now_ms(void) { return clock_seconds(CLOCK_MONOTONIC) * 1e3; }
-
-/* Sleeps until an absolute deadline, so that a profiling signal cannot shorten the sleep. */
-static void sleep_ms(double milliseconds) {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    long long nanoseconds = deadline.tv_nsec + (long long)(milliseconds * 1e6);
-    deadline.tv_sec += nanoseconds / 1000000000LL;
-    deadline.tv_nsec = nanoseconds % 1000000000LL;
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR) {}
-}
 
 SAMPLED_FUNCTION uint64_t phase_spin_50(void) { return burn_cpu(0.050, 0x9E3779B97F4A7C15ULL); }
 SAMPLED_FUNCTION uint64_t phase_spin_120(void) { return burn_cpu(0.120, 0xC2B2AE3D27D4EB4FULL); }

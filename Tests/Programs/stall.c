@@ -14,14 +14,7 @@
 static double seconds = 1.0;
 
 /* Sleeps until an absolute deadline, so that a profiling signal cannot shorten the sleep. */
-SAMPLED_FUNCTION void blocked_wait(void) {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    long long nanoseconds = deadline.tv_nsec + (long long)(seconds * 1e9);
-    deadline.tv_sec += nanoseconds / 1000000000LL;
-    deadline.tv_nsec = nanoseconds % 1000000000LL;
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR) {}
-}
+SAMPLED_FUNCTION void blocked_wait(void) { sleep_ms(seconds * 1e3); }
 
 static void *blocker(void *unused) {
     (void)unused;

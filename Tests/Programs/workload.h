@@ -6,6 +6,7 @@
 
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,19 @@ static inline double thread_cpu_seconds(void) { return clock_seconds(CLOCK_THREA
 /* argv[1] as a number of seconds (fractions allowed), or `fallback` when absent. */
 static inline double seconds_argument(int argc, char **argv, double fallback) {
     return argc > 1 ? strtod(argv[1], NULL) : fallback;
+}
+
+/* CLOCK_MONOTONIC in milliseconds. */
+static inline double now_ms(void) { return clock_seconds(CLOCK_MONOTONIC) * 1e3; }
+
+/* Sleeps `milliseconds` until an absolute deadline, so that a profiling signal cannot shorten the sleep. */
+static inline void sleep_ms(double milliseconds) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    long long nanoseconds = deadline.tv_nsec + (long long)(milliseconds * 1e6);
+    deadline.tv_sec += nanoseconds / 1000000000LL;
+    deadline.tv_nsec = nanoseconds % 1000000000LL;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR) {}
 }
 
 /* Burns CPU in the caller's own frame until the calling thread has used `seconds` more CPU

@@ -18,6 +18,10 @@ final class FakeProvider: ProfileProvider {
         return .failure(.unavailable("fake provider: no profile"))
     }
 
+    func calls(seconds: Int) -> Result<Profile, ProfileRequestError> {
+        .failure(.unavailable("fake provider: no calls"))
+    }
+
     func status() -> String { "{\"fake\":true}" }
 }
 

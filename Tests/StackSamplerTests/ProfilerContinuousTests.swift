@@ -97,7 +97,7 @@ extension ProfilerAPITests {
         #expect(last.durationNanoseconds < 300_000_000, "the last profile holds \(last.durationNanoseconds) ns: earlier windows were not cut")
     }
 
-    @Test("profileOfNext without a session is .notRunning; continuous windows refuse invocations and raw streams")
+    @Test("profileOfNext without a session is .notRunning; continuous windows refuse raw streams")
     func continuousMisuse() throws {
         #expect(throws: ProfilerError.notRunning) { try Profiler.profileOfNext(.milliseconds(10)) }
         var configuration = ProfilerConfiguration()

@@ -67,6 +67,8 @@ const char *_Nonnull ss_http_request_path(const ss_http_request *_Nonnull reques
 /** Calls `visit` for each query argument, in order. */
 void ss_http_request_arguments(const ss_http_request *_Nonnull request, ss_http_argument_visitor _Nonnull visit,
                                void *_Nullable context);
+/** The value of request header `name` (case-insensitive), or NULL when absent. */
+const char *_Nullable ss_http_request_header(const ss_http_request *_Nonnull request, const char *_Nonnull name);
 /** Nonzero when the request announces a body (Content-Length above 0, or Transfer-Encoding). */
 int ss_http_request_has_body(const ss_http_request *_Nonnull request);
 

@@ -44,6 +44,10 @@ extension Profile {
         public var incompleteSamples = 0
         /// Stalls reported.
         public var stalls = 0
+        /// Samples the tracker took, and the time it spent on them on the sampler thread, in ns
+        /// (monotonic time around each sample: its cost per sample).
+        public var trackedSamples = 0
+        public var trackingNanoseconds: UInt64 = 0
 
         /// No counts yet.
         public init() {}

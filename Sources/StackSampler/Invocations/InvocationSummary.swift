@@ -7,7 +7,8 @@ extension Profile {
         var parts: [String] = []
         if settings.capacity > 0 {
             parts.append("invocations: \(counts.kept) kept, \(counts.filtered) filtered out, \(counts.dropped) dropped (cap \(settings.capacity))"
-                         + (counts.incompleteSamples > 0 ? ", \(counts.incompleteSamples) samples with incomplete stacks not used" : ""))
+                         + (counts.incompleteSamples > 0 ? ", \(counts.incompleteSamples) samples with incomplete stacks not used" : "")
+                         + (counts.trackedSamples > 0 ? "; tracking \(counts.trackingNanoseconds / UInt64(counts.trackedSamples)) ns per sample" : ""))
         }
         if settings.stallThreshold != nil { parts.append("stalls: \(counts.stalls) reported") }
         return parts.isEmpty ? nil : parts.joined(separator: "; ")

@@ -46,7 +46,7 @@ struct InvocationTracker<Lookup: FunctionLookup> {
     private var nextID: UInt64 = 1
     /// Closed invocations kept, in the order they closed (children before their callers).
     private(set) var records: [ClosedInvocation] = []
-    private(set) var counts = Profile.InvocationCounts()
+    var counts = Profile.InvocationCounts()
     /// Stall reports not yet taken with `takeStalls()`.
     private var pendingStalls: [Stall] = []
 
@@ -129,6 +129,35 @@ struct InvocationTracker<Lookup: FunctionLookup> {
         return pendingStalls
     }
 
+    /// Continuous mode, at a window's end: the invocations closed since the last call and the
+    /// counts since then, with every wanted invocation still open listed as running (its duration
+    /// so far); records and counts start afresh, so memory is bounded by one window. Open
+    /// invocations go on: one that spans the boundary is recorded, whole, in the window where it ends.
+    mutating func takeWindow() -> WindowCalls {
+        defer {
+            records = []
+            counts = Profile.InvocationCounts()
+        }
+        return WindowCalls(closed: records, running: running(), counts: counts)
+    }
+
+    /// Every wanted invocation still open, its duration so far (thread: the thread's index).
+    func running() -> [ClosedInvocation] {
+        var running: [ClosedInvocation] = []
+        for (thread, stack) in open {
+            for (depth, invocation) in stack.enumerated() where invocation.isWanted {
+                running.append(record(of: invocation, traceID: stack[0].id, thread: thread, depth: depth))
+            }
+        }
+        return running
+    }
+
+    /// The sampler's thread records were renumbered (a window was cut): `renumbered` maps each
+    /// live thread's old index to its new one.
+    mutating func renumber(_ renumbered: [Int: Int]) {
+        open = Dictionary(uniqueKeysWithValues: open.compactMap { thread, stack in renumbered[thread].map { ($0, stack) } })
+    }
+
     /// The name of the function at `address`, from the lookup.
     mutating func name(of address: UInt) -> String {
         lookup.name(of: address)
@@ -161,13 +190,17 @@ struct InvocationTracker<Lookup: FunctionLookup> {
                 counts.dropped += 1
             } else {
                 counts.kept += 1
-                records.append(ClosedInvocation(
-                    id: invocation.id, parentID: invocation.parentID, traceID: traceID, address: invocation.firstAddress,
-                    startNanoseconds: invocation.firstSeen &- period / 2, durationNanoseconds: duration,
-                    thread: Int32(thread), depth: Int32(index), samples: Int32(clamping: invocation.samples)))
+                records.append(record(of: invocation, traceID: traceID, thread: thread, depth: index))
             }
         }
         stack.removeSubrange(depth...)
+    }
+
+    /// The record of `invocation` as it stands: start first sample − P/2, duration so far.
+    private func record(of invocation: Open, traceID: UInt64, thread: Int, depth: Int) -> ClosedInvocation {
+        ClosedInvocation(id: invocation.id, parentID: invocation.parentID, traceID: traceID, address: invocation.firstAddress,
+                         startNanoseconds: invocation.firstSeen &- period / 2, durationNanoseconds: duration(of: invocation),
+                         thread: Int32(thread), depth: Int32(depth), samples: Int32(clamping: invocation.samples))
     }
 
     /// Reports the outermost invocation that has run past the threshold and is not yet part of a

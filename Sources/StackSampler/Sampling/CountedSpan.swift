@@ -48,6 +48,8 @@ struct CountedSpan: Sendable {
     var asyncStacks: Profile.AsyncStacks
     /// CPU the sampler thread used during the span, in ns.
     var samplerCPUNanoseconds: UInt64
+    /// The span's calls, when invocations are tracked (thread indexes of `counts`).
+    var calls: WindowCalls?
 
     /// The span from `start` to `end` of `counts`, its losses those the counters show since `start`.
     init(counts: StackAggregator, from start: SessionCounters, to end: SessionCounters, startNanoseconds: UInt64, endNanoseconds: UInt64) {

@@ -13,6 +13,21 @@ protocol SampleConsumer: AnyObject {
     func woke(at now: UInt64, threads: [ThreadRecord], losses: Profile.Losses)
     /// The session has ended: every sample has been handed over.
     func finish(durationNanoseconds: UInt64, threads: [ThreadRecord], losses: Profile.Losses)
+    /// Continuous mode: a window ended at `now` and the thread records were renumbered (live
+    /// threads only, `threads` now): `renumbered` maps each live thread's old index to its new
+    /// one. Returns the calls to hand over with the window, if the consumer tracks them.
+    func cut(at now: UInt64, renumbered: [Int: Int], threads: [ThreadRecord]) -> WindowCalls?
+    /// A profile request's span begins: from here on it is fed every sample too.
+    func spanBegan(_ span: SpanCollector)
+    /// The request's span ends; returns its calls (thread indexes of `span.counts`), if tracked.
+    func spanEnded(_ span: SpanCollector) -> WindowCalls?
+}
+
+extension SampleConsumer {
+    /// Tracks no calls: nothing to hand over.
+    func cut(at now: UInt64, renumbered: [Int: Int], threads: [ThreadRecord]) -> WindowCalls? { nil }
+    func spanBegan(_ span: SpanCollector) {}
+    func spanEnded(_ span: SpanCollector) -> WindowCalls? { nil }
 }
 
 /// The one path of a sample: counted by the aggregator, then handed to every consumer.
@@ -57,9 +72,19 @@ struct SampleRouting {
     }
 
     /// Continuous mode: the counts start afresh at `now` (the window before is handed over by
-    /// the sampler). Consumers keep thread indexes, so a session with consumers is never cut.
-    mutating func cut(at now: UInt64) {
-        precondition(consumers.isEmpty, "a session with consumers (raw stream, invocations) is counted whole")
-        aggregator = aggregator.continuation(at: now)
+    /// the sampler); the consumers learn the new thread indexes and hand over the window's
+    /// calls, if they track them.
+    mutating func cut(at now: UInt64) -> WindowCalls? {
+        let before = aggregator
+        aggregator = before.continuation(at: now)
+        var renumbered: [Int: Int] = [:]
+        for tid in aggregator.liveThreadIDs {
+            if let old = before.index(of: tid), let new = aggregator.index(of: tid) { renumbered[old] = new }
+        }
+        var calls: WindowCalls?
+        for consumer in consumers {
+            if let handed = consumer.cut(at: now, renumbered: renumbered, threads: aggregator.threads) { calls = handed }
+        }
+        return calls
     }
 }

@@ -115,6 +115,7 @@ final class SamplerThread: @unchecked Sendable {
             drain()
             let span = SpanCollector(counts: routing.aggregator.continuation(at: now), startNanoseconds: now, startCounters: counters())
             routing.collectors.append(span)
+            for consumer in routing.consumers { consumer.spanBegan(span) }
             return span
         }
     }
@@ -126,8 +127,10 @@ final class SamplerThread: @unchecked Sendable {
             routing.collectors.removeAll { $0 === span }
             refreshCPUTimes()
             span.counts.adoptThreadFigures(from: routing.aggregator)
-            return CountedSpan(counts: span.counts, from: span.startCounters, to: counters(),
-                               startNanoseconds: span.startNanoseconds, endNanoseconds: end)
+            var counted = CountedSpan(counts: span.counts, from: span.startCounters, to: counters(),
+                                      startNanoseconds: span.startNanoseconds, endNanoseconds: end)
+            for consumer in routing.consumers { counted.calls = consumer.spanEnded(span) ?? counted.calls }
+            return counted
         }
     }
 
@@ -142,9 +145,9 @@ final class SamplerThread: @unchecked Sendable {
     private func cutWindow(at now: UInt64, deliver: @Sendable (CountedSpan) -> Void) {
         refreshCPUTimes()
         let end = counters()
-        let window = CountedSpan(counts: routing.aggregator, from: countsStart.counters, to: end,
+        var window = CountedSpan(counts: routing.aggregator, from: countsStart.counters, to: end,
                                  startNanoseconds: countsStart.nanoseconds, endNanoseconds: now)
-        routing.cut(at: now)
+        window.calls = routing.cut(at: now)
         countsStart = (now, end)
         windowsCut += 1
         deliver(window)

@@ -60,6 +60,9 @@ struct StackAggregator: Sendable {
         return key
     }
 
+    /// The record index of live thread `tid`, if known.
+    func index(of tid: Int32) -> Int? { threadIndexByTID[tid] }
+
     /// Kernel ids of the live threads known so far.
     var liveThreadIDs: Dictionary<Int32, Int>.Keys { threadIndexByTID.keys }
 

@@ -95,9 +95,12 @@ package enum SessionSettings {
     /// Where the summary goes: `-` for standard error, else a file.
     package static let summary = Setting<String>(
         variable: "STACKSAMPLER_SUMMARY", option: "--summary", noun: "a file", expected: "a path, or - for standard error", parser: { $0 })
-    /// Where the invocations go, `%p` for the pid.
+    /// Where the invocations go, `%p` for the pid (`%t` a file per window in continuous mode); `1`: tracked, no file.
     package static let invocations = Setting<String>(
-        variable: "STACKSAMPLER_INVOCATIONS", option: "--invocations", noun: "a file", expected: "a path", parser: { $0 })
+        variable: "STACKSAMPLER_INVOCATIONS", option: "--invocations", noun: "a file", expected: "a path, or 1 for no file", parser: { $0 })
+    /// Continuous mode: where each window's calls table goes (`%p`, `%t`); JSON for a `.json` path, else text.
+    package static let calls = Setting<String>(
+        variable: "STACKSAMPLER_CALLS", option: "--calls", noun: "a file", expected: "a path (.json for JSON, else text)", parser: { $0 })
     /// Keep only invocations of functions whose name matches.
     package static let invocationFilter = Setting<String>(
         variable: "STACKSAMPLER_INVOCATION_FILTER", option: "--invocation-filter", noun: "a pattern",

@@ -28,6 +28,8 @@ struct HTTPRequest: @unchecked Sendable {
     var method: String { String(cString: ss_http_request_method(handle)) }
     var path: String { String(cString: ss_http_request_path(handle)) }
     var hasBody: Bool { ss_http_request_has_body(handle) != 0 }
+    /// The `Accept` header, if sent.
+    var accept: String? { ss_http_request_header(handle, "Accept").map { String(cString: $0) } }
 
     /// The query's arguments, percent-decoded, in order.
     var arguments: [(name: String, value: String?)] {

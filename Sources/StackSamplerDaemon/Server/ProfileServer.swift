@@ -107,20 +107,37 @@ private final class ServerCore: Sendable {
 
     func handle(_ request: HTTPRequest) {
         let route = Routes.route(method: request.method, path: request.path, arguments: request.arguments,
-                                 hasBody: request.hasBody, maxSeconds: maxSeconds)
+                                 hasBody: request.hasBody, maxSeconds: maxSeconds, accept: request.accept)
         switch route {
         case .respond(let response): request.respond(response)
         case .status: request.respond(Routes.statusResponse(provider.status()))
-        case .profile(let query): startProfile(query, for: request)
+        case .stalls:
+            let (reports, total) = RecentStalls.reports
+            request.respond(Routes.stallsResponse(reports, total: total))
+        case .profile(let query):
+            startProfile(seconds: query.seconds, for: request) { [provider] in
+                switch provider.profile(seconds: query.seconds, mode: query.mode) {
+                case .success(let profile): Routes.response(for: profile, query)
+                case .failure(let error): Routes.response(for: error)
+                }
+            }
+        case .calls(let query):
+            startProfile(seconds: query.seconds, for: request) { [provider] in
+                switch provider.calls(seconds: query.seconds) {
+                case .success(let profile): Routes.response(forCalls: profile, query)
+                case .failure(let error): Routes.response(for: error)
+                }
+            }
         }
     }
 
-    /// Takes the profile slot and hands the request to a worker, or answers 429 at once.
-    private func startProfile(_ query: ProfileQuery, for request: HTTPRequest) {
+    /// Takes the profile slot and hands the request to a worker, which answers with what
+    /// `answer` makes of the next `seconds`; or answers 429 at once.
+    private func startProfile(seconds: Int, for request: HTTPRequest, answer: @escaping @Sendable () -> HTTPResponse) {
         let now = ss_now_ns()
         let busyUntil: UInt64? = profiling.withLock { slot in
             if let end = slot { return end }
-            slot = now &+ UInt64(query.seconds) &* 1_000_000_000
+            slot = now &+ UInt64(seconds) &* 1_000_000_000
             return nil
         }
         if let busyUntil {
@@ -135,10 +152,7 @@ private final class ServerCore: Sendable {
         }
         let work = Work { [self] in
             defer { ss_http_work_end() }
-            let response: HTTPResponse = switch provider.profile(seconds: query.seconds, mode: query.mode) {
-            case .success(let profile): Routes.response(for: profile, query)
-            case .failure(let error): Routes.response(for: error)
-            }
+            let response = answer()
             // Free the slot before answering, so a client's next request is not refused.
             profiling.withLock { $0 = nil }
             request.respond(response)

@@ -12,14 +12,36 @@ public struct ProfileQuery: Sendable, Equatable {
     public var moreFormats: [OutputFormat] = []
 }
 
+/// The calls a request asks for (invocations on): the next `seconds` of them, and how the answer is shaped.
+public struct CallsQuery: Sendable, Equatable {
+    /// The answer's shape: the calls table (JSON or text), or the calls in a trace format.
+    public enum Answer: Sendable, Equatable {
+        /// The calls table, as JSON or as text.
+        case table(json: Bool)
+        /// The calls themselves, in a trace format.
+        case trace(InvocationFormat)
+    }
+
+    /// The span, in seconds.
+    public var seconds: Int
+    /// Only functions whose name matches (`function=GLOB`: a glob with `*` and `?`, else a substring).
+    public var function: String?
+    /// How the answer is shaped.
+    public var answer: Answer
+}
+
 /// What the server does with a request.
 public enum Route: Sendable, Equatable {
     /// Answer this at once.
     case respond(HTTPResponse)
     /// Take this profile (seconds long), then answer with it.
     case profile(ProfileQuery)
+    /// Take the calls of the next seconds, then answer with them.
+    case calls(CallsQuery)
     /// Answer with the provider's status.
     case status
+    /// Answer with the recent stall reports.
+    case stalls
 }
 
 /// The endpoints, as pure decisions from a request's method, path and query to a route; no
@@ -32,6 +54,12 @@ public enum Route: Sendable, Equatable {
 /// - `/debug/stacksampler/profile?seconds=N&mode=cpu|wall&format=pprof|folded|svg|speedscope`; several
 ///   formats separated by commas (`format=pprof,folded`) answer one profile in each, as a `ProfileBundle`.
 /// - `/debug/stacksampler/flamegraph.svg?seconds=N&mode=…` and `/debug/stacksampler/folded?…`.
+/// - `/debug/stacksampler/calls?seconds=N[&function=GLOB][&format=json|text]`: the calls table of
+///   the next N seconds (invocations on): JSON when `format=json` or `Accept` names
+///   `application/json`, else text.
+/// - `/debug/stacksampler/invocations?seconds=N&format=chrome|speedscope|spans`: the calls of the
+///   next N seconds in a trace format.
+/// - `/debug/stacksampler/stalls`: the recent stall reports, text.
 /// - `/debug/stacksampler/status`: the provider's JSON.
 /// - `/debug/pprof/` (and `/debug/stacksampler/`): an index of these.
 ///
@@ -47,7 +75,7 @@ public enum Routes {
     /// The route for a request. `arguments` are the query's, percent-decoded, in order (a nil
     /// value for a name without `=`); `hasBody` whether the request announced a body.
     public static func route(method: String, path: String, arguments: [(name: String, value: String?)], hasBody: Bool,
-                             maxSeconds: Int) -> Route {
+                             maxSeconds: Int, accept: String? = nil) -> Route {
         guard let endpoint = Endpoint(path: path) else {
             return .respond(.error(404, "404 page not found: no endpoint \(printable(path)); see /debug/pprof/ for the list"))
         }
@@ -69,7 +97,44 @@ public enum Routes {
             return profile(&query, maxSeconds: maxSeconds, mode: nil, format: .svg, attachment: nil)
         case .folded:
             return profile(&query, maxSeconds: maxSeconds, mode: nil, format: .folded, attachment: nil)
+        case .calls:
+            return calls(&query, maxSeconds: maxSeconds, accept: accept)
+        case .invocations:
+            return calls(&query, maxSeconds: maxSeconds, accept: nil, trace: true)
+        case .stalls:
+            return .stalls
         }
+    }
+
+    /// The answer carrying the calls table of `profile`, or its calls in a trace format, as `query` asks.
+    public static func response(forCalls profile: Profile, _ query: CallsQuery) -> HTTPResponse {
+        let pattern = query.function.map(FunctionPattern.init)
+        let (type, body): (String, [UInt8])
+        switch query.answer {
+        case .table(let json):
+            // Filtered once built, so that a call's path still names its callers.
+            var table = CallTable(profile)
+            if let pattern {
+                table.functions.removeAll { !pattern.matches($0.name) }
+                table.running.removeAll { !pattern.matches($0.name) }
+            }
+            (type, body) = json ? ("application/json", Array(table.json.utf8)) : ("text/plain; charset=utf-8", Array(table.text().utf8))
+        case .trace(let format):
+            var profile = profile
+            if let pattern {
+                profile.invocations.removeAll { !pattern.matches($0.name) }
+                profile.runningInvocations.removeAll { !pattern.matches($0.name) }
+            }
+            (type, body) = ("application/json", profile.renderedInvocations(as: format))
+        }
+        return HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", type), HTTPHeader("X-Content-Type-Options", "nosniff")], body: body)
+    }
+
+    /// The answer carrying the recent stall reports (`total` written since the process started), oldest first.
+    public static func stallsResponse(_ reports: [String], total: Int) -> HTTPResponse {
+        let head = "stacksampler: \(total) stall reports since the process started; the last \(reports.count), oldest first\n"
+        return HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "text/plain; charset=utf-8"), HTTPHeader("X-Content-Type-Options", "nosniff")],
+                            body: Array((head + reports.joined()).utf8))
     }
 
     /// The answer carrying `profile` rendered as `query` asks.
@@ -131,9 +196,38 @@ public enum Routes {
         }
     }
 
+    /// A calls route, or a 400 naming the bad parameter. `trace`: the invocations endpoint (a trace format).
+    private static func calls(_ query: inout Query, maxSeconds: Int, accept: String?, trace: Bool = false) -> Route {
+        do throws(HTTPResponse) {
+            let seconds = try query.integer("seconds", in: 1...maxSeconds, default: min(defaultSeconds, maxSeconds))
+            let function = try query.value("function")
+            if trace {
+                // OTLP is named so that a client asking for it learns what is served instead.
+                let formats = InvocationFormat.allCases.map(\.rawValue).joined(separator: ", ")
+                if try query.value("format") == "otlp" { throw .error(400, "bad format: otlp is not served here yet; one of \(formats)") }
+                let format = try query.choice("format", InvocationFormat.allCases, default: .chrome)
+                return .calls(CallsQuery(seconds: seconds, function: function, answer: .trace(format)))
+            }
+            let json = try query.choice("format", TableFormat.allCases, default: Self.acceptsJSON(accept) ? .json : .text) == .json
+            return .calls(CallsQuery(seconds: seconds, function: function, answer: .table(json: json)))
+        } catch {
+            return .respond(error)
+        }
+    }
+
+    /// Whether an `Accept` header names JSON.
+    private static func acceptsJSON(_ accept: String?) -> Bool {
+        accept?.split(separator: ",").contains { $0.drop { $0 == " " }.hasPrefix("application/json") } ?? false
+    }
+
+    /// The calls table's formats.
+    private enum TableFormat: String, CaseIterable {
+        case json, text
+    }
+
     /// The endpoints, by path.
     private enum Endpoint {
-        case index, status, goProfile, wall, general, flameGraph, folded
+        case index, status, goProfile, wall, general, flameGraph, folded, calls, invocations, stalls
 
         init?(path: String) {
             switch path {
@@ -144,6 +238,9 @@ public enum Routes {
             case "/debug/stacksampler/flamegraph.svg": self = .flameGraph
             case "/debug/stacksampler/folded": self = .folded
             case "/debug/stacksampler/status": self = .status
+            case "/debug/stacksampler/calls": self = .calls
+            case "/debug/stacksampler/invocations": self = .invocations
+            case "/debug/stacksampler/stalls": self = .stalls
             default: return nil
             }
         }
@@ -157,6 +254,9 @@ public enum Routes {
             ("/debug/stacksampler/flamegraph.svg?seconds=10&mode=cpu", "interactive flame graph of the next N seconds (mode cpu or wall)"),
             ("/debug/stacksampler/folded?seconds=10&mode=cpu", "collapsed stacks of the next N seconds, text"),
             ("/debug/stacksampler/profile?seconds=10&mode=cpu&format=pprof", "any format: pprof, folded, svg or speedscope"),
+            ("/debug/stacksampler/calls?seconds=10", "which calls were slow: count, p50, p90, p99 and max of each function's calls in the next N seconds, and the slowest (invocations on; format json or text, function=GLOB)"),
+            ("/debug/stacksampler/invocations?seconds=10&format=chrome", "the calls of the next N seconds as a trace: chrome, speedscope or spans"),
+            ("/debug/stacksampler/stalls", "the recent stall reports (a stall threshold set)"),
             ("/debug/stacksampler/status", "what the profiler does, as JSON"),
         ]
         var html = "<html>\n<head><title>/debug/pprof/</title></head>\n<body>\n<p>StackSampler profiling endpoints (one profile at a time):</p>\n<ul>\n"
