@@ -67,14 +67,15 @@ int ss_perf_descriptor_is_ours(int fd) { return marked(ours, fd); }
 /* Each counter's control page, mapped so that poll tells a counter whose thread exited (hung
  * up) from a live one (without it, poll says hung up always), and the kernel's unique id of
  * the event at that number (PERF_EVENT_IOC_ID), by which the engine knows it is still its
- * own. Under the registry's lock, but for the id, which the handler reads too. */
+ * own. Each entry is written by the one attach or detach of its number. */
 static void *control_pages[DESCRIPTOR_LIMIT];
 static _Atomic uint64_t event_ids[DESCRIPTOR_LIMIT];
 /* The anonymous inode every perf_event descriptor shares (st_dev, st_ino): a descriptor
  * that is not on it is not a counter, and is never given a perf ioctl. */
 static _Atomic uint64_t counter_device, counter_inode;
-/* Counters held now (bounded by counter_room). Under the registry's lock. */
-static int counters_held;
+/* Counters held now (bounded by counter_room): a place is reserved before a counter takes it,
+ * since threads attach and detach at once (thread_registry.c lets its lock go meanwhile). */
+static _Atomic int counters_held;
 
 /* The kernel's id of the perf event at `fd`, 0 if `fd` is not a perf_event descriptor (a
  * file of the program's, closed): fstat first, so that a file of the program's never gets the
@@ -108,7 +109,7 @@ static void release(int fd) {
     int ours_still = still_ours(fd);
     unmap_control_page(fd);
     atomic_store(&event_ids[fd], 0);
-    counters_held--;
+    atomic_fetch_sub(&counters_held, 1);
     if (ours_still) close(fd);
 }
 
@@ -244,11 +245,11 @@ int ss_perf_events_available(void) {
  * left among the program's numbers. The counter's number, or -EMFILE. */
 static int place(int fd) {
     int first, room = counter_room(&first);
-    int placed = counters_held < room ? fcntl(fd, F_DUPFD_CLOEXEC, first) : -1;
+    int placed = atomic_fetch_add(&counters_held, 1) < room ? fcntl(fd, F_DUPFD_CLOEXEC, first) : -1;
     close(fd);
-    if (placed < 0) return -EMFILE;
-    if (placed < DESCRIPTOR_LIMIT) return placed;
-    close(placed);
+    if (placed >= 0 && placed < DESCRIPTOR_LIMIT) return placed;
+    if (placed >= 0) close(placed);
+    atomic_fetch_sub(&counters_held, 1);
     return -EMFILE;
 }
 
@@ -278,11 +279,11 @@ static int attach(int32_t tid, int armed, int *handle) {
         if (!error) error = -errno;
         if (page != MAP_FAILED) munmap(page, (size_t)sysconf(_SC_PAGESIZE));
         atomic_store(&event_ids[fd], 0);
+        atomic_fetch_sub(&counters_held, 1);
         close(fd);
         return error;
     }
     control_pages[fd] = page;
-    counters_held++;
     mark(ours, fd, 1);
     mark(first_period, fd, 1);
     if (armed && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {

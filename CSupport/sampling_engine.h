@@ -35,7 +35,8 @@ typedef struct ss_sampling_engine {
 
 /* cpu mode: a timer on each thread's CPU-time clock, signalling that thread. */
 extern const ss_sampling_engine ss_cpu_timer_engine;
-/* cpu mode: a perf_event task-clock counter per thread, its overflow signalling that thread. */
+/* cpu mode (asked for) and wall mode: a perf_event task-clock counter per thread, in user space
+ * only, its overflow signalling that thread. */
 extern const ss_sampling_engine ss_perf_event_engine;
 /* engine_perf_events.c: 0 when this process may open counters of the session's event (in user
  * space only), else -errno. */

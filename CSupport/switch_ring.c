@@ -12,6 +12,7 @@
 #include "engine_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,21 @@ struct ss_switch_ring {
     uint64_t data_size;
     size_t mapped;
 };
+
+int ss_switch_ring_bound(void) {
+    long kilobytes = 516; /* the kernel's default */
+    int fd = open("/proc/sys/kernel/perf_event_mlock_kb", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char text[32] = {0};
+        if (read(fd, text, sizeof text - 1) > 0) kilobytes = strtol(text, NULL, 10);
+        close(fd);
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN), page_kilobytes = sysconf(_SC_PAGESIZE) / 1024;
+    if (cpus < 1) cpus = 1;
+    if (kilobytes < 0 || page_kilobytes < 1) return 0;
+    long rings = kilobytes * cpus / page_kilobytes / (1 + DATA_PAGES) / 2;
+    return (int)(rings < 1024 ? rings : 1024);
+}
 
 ss_switch_ring *ss_switch_ring_open(int32_t tid, int *error) {
     struct perf_event_attr attr;

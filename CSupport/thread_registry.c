@@ -38,8 +38,9 @@ static const ss_sampling_engine *engine;
 static int arming_deferred;
 /* The engine is presumed, not yet settled: attaches only note the thread. */
 static int engine_presumed;
-/* Counts the sessions opened: an attach that let the lock go knows whether its session still runs. */
-static uint64_t session_epoch;
+/* Counts the sessions opened, and the changes of a thread's mask noted: an attach that let the
+ * lock go knows whether its session still runs, and whether its thread's mask may have changed. */
+static uint64_t session_epoch, mask_changes;
 /* Attaches refused because the process had no file descriptor left (the perf engine's counters). */
 static _Atomic uint64_t descriptor_refusals;
 
@@ -188,7 +189,7 @@ int ss_thread_attach(int32_t tid, int replace) {
     int replaced = -1;
     if (existing && replace) replaced = release(existing), existing = NULL;
     const ss_sampling_engine *attaching = engine;
-    uint64_t epoch = session_epoch;
+    uint64_t epoch = session_epoch, masks = mask_changes;
     int presumed = engine_presumed, deferred = arming_deferred;
     unlock_registry(&saved);
     if (replaced >= 0) attaching->detach(replaced);
@@ -207,18 +208,28 @@ int ss_thread_attach(int32_t tid, int replace) {
         /* The presumed engine settled meanwhile (at the deferred arming): attached now, as the
          * settling attached the threads it found, under the lock (once per session at most). */
         armed = !blocked;
+        attaching = engine;
         result = engine_attach(engine, tid, armed, &handle);
         kept = result == 0;
     } else if (kept && engine != attaching) {
         kept = 0;
     }
+    if (kept && mask_changes != masks && tid != ss_current_tid()) {
+        /* A mask changed meanwhile, maybe this thread's, which the mask hooks could not find. */
+        int now_blocked = blocks_engine_signal(tid, &saved);
+        if (now_blocked && armed && handle >= 0) engine->disarm(handle);
+        if (now_blocked) armed = 0;
+        blocked = now_blocked;
+    }
+    /* Armed late (a deferred arming done meanwhile); one that cannot be is not kept, as at the
+     * deferred arming: the next scan attaches the thread again. */
+    if (kept && handle >= 0 && !armed && !arming_deferred && !blocked && engine->arm(handle) != 0) kept = 0;
     if (kept) {
         threads[thread_count++] = (attached_thread){tid, handle, blocked};
         blocked_count += (size_t)blocked;
-        if (handle >= 0 && !armed && !arming_deferred && !blocked) engine->arm(handle);
     }
     unlock_registry(&saved);
-    if (!kept && !presumed && handle >= 0) attaching->detach(handle);
+    if (!kept && handle >= 0) attaching->detach(handle);
     if (!kept && result == 0 && !engine) result = -ESRCH;
     return result;
 }
@@ -238,6 +249,7 @@ void ss_thread_mask_engine_signal(int blocked, const sigset_t *mask) {
     lock_registry(&saved);
     attached_thread *thread = engine ? find(ss_current_tid()) : NULL;
     if (thread) set_blocked(thread, blocked);
+    mask_changes++;
     unlock_registry(mask);
 }
 
@@ -246,6 +258,7 @@ void ss_thread_note_signal_blocked(int32_t tid, int blocked) {
     lock_registry(&saved);
     attached_thread *thread = engine ? find(tid) : NULL;
     if (thread) set_blocked(thread, blocked != 0);
+    mask_changes++;
     unlock_registry(&saved);
 }
 

@@ -106,8 +106,8 @@ uint64_t ss_engine_early_overflows(void);
 const char *ss_engine_description(void);
 
 /** cpu mode: nonzero when the samples cover the threads' time in the kernel as well as in user
- *  space (timers; perf task-clock counters where the kernel allows it), 0 when the engine's
- *  counters count user space only (an overflow in the kernel is then no sample). */
+ *  space (the timers), 0 with the perf engine, whose counters count user space only (an
+ *  overflow in the kernel is then no sample). */
 int ss_engine_counts_kernel_time(void);
 
 /** Prepares the engine: reserves the buffer, compiles the loaded modules' unwind
@@ -232,6 +232,11 @@ typedef struct {
 /** Opens the context-switch ring of thread `tid` (no descriptor stays open); NULL with
  *  `*error` set to -errno when the kernel refuses (perf_event_open, or its locked-memory limit). */
 ss_switch_ring *ss_switch_ring_open(int32_t tid, int *error);
+/** How many rings a session may open: each takes two pages of the locked memory the kernel lets
+ *  a user's perf events have (`perf_event_mlock_kb` for each online CPU); a session takes at most
+ *  half of it, and never more than 1024, so that it never spills into the process's own
+ *  `RLIMIT_MEMLOCK` (the kernel charges it there past that budget). */
+int ss_switch_ring_bound(void);
 
 /** Moves up to `capacity` of the ring's records, oldest first, into `switches`; returns how many.
  *  Call from one thread at a time. */

@@ -22,8 +22,9 @@ struct WallScheduler: SamplerSchedule {
     /// CPU time a thread can use without having moved: returning from the handler into the
     /// code it interrupted. Less than that since its stack was known, and that stack is counted.
     private static let unmovedNanoseconds: Int64 = 5_000
-    /// Rings open at most (each one is a locked page of control and one of data).
-    private static let maximumRings = 1024
+    /// Rings open at most: each one is a page of control and one of data, which the kernel
+    /// counts as locked memory of the user's perf budget (`ss_switch_ring_bound`).
+    private let maximumRings = Int(ss_switch_ring_bound())
     /// Ticks waiting for a sample, per thread, at most (consecutive ones at one CPU time are one).
     private static let maximumPending = 4096
 
@@ -50,7 +51,7 @@ struct WallScheduler: SamplerSchedule {
     /// sample come first); it is counted only with ticks.
     mutating func route(_ sample: Sample, into routing: inout SampleRouting) {
         guard let cpu = sample.cpuNanoseconds else { return routing.take(sample) }
-        state(of: sample.tid).samples.append(WallThread.Known(sample: sample, cpu: cpu, reach: Int64(intervalNanoseconds)))
+        state(of: sample.tid, watched: false).samples.append(WallThread.Known(sample: sample, cpu: cpu, reach: Int64(intervalNanoseconds)))
     }
 
     /// Not called: `route` takes every sample.
@@ -71,8 +72,12 @@ struct WallScheduler: SamplerSchedule {
         thread.pending = []
     }
 
+    /// Every thread's samples and ticks are taken in, and every ring is closed.
     mutating func finishing(routing: inout SampleRouting) {
-        for tid in threads.keys.sorted() { threadEnding(tid, routing: &routing) }
+        for tid in threads.keys.sorted() {
+            threadEnding(tid, routing: &routing)
+            threadEnded(tid)
+        }
     }
 
     mutating func threadEnded(_ tid: Int32) {
@@ -94,7 +99,7 @@ struct WallScheduler: SamplerSchedule {
             // A stop asked for meanwhile: the thread that asked waits for the sampler thread,
             // and its stack there is the profiler's own, not the program's.
             if stopRequested() { return }
-            let thread = state(of: tid)
+            let thread = state(of: tid, watched: true)
             let before = thread.place
             let records = readSwitches(of: thread)
             if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
@@ -110,7 +115,10 @@ struct WallScheduler: SamplerSchedule {
             let cpu = thread.place == .preempted && before == .preempted && records.isEmpty && thread.cpuAtLastTick >= 0
                 ? thread.cpuAtLastTick : ss_thread_cpu_time_ns(tid)
             let read = ss_now_ns()
-            guard cpu >= 0 else { continue }
+            guard cpu >= 0 else {
+                skippedTicks += due  // gone: its ticks are counted lost, not dropped
+                continue
+            }
             thread.cpuAtLastTick = cpu
             for late in (0..<due).reversed() {
                 let time = now &- UInt64(late) &* intervalNanoseconds
@@ -180,13 +188,16 @@ struct WallScheduler: SamplerSchedule {
         }
     }
 
-    /// The state kept for `tid`, made (with its ring) the first time.
-    private mutating func state(of tid: Int32) -> WallThread {
-        if let thread = threads[tid] { return thread }
-        let thread = WallThread(tid: tid)
+    /// The state kept for `tid`, made the first time; its ring is opened the first time the
+    /// thread is `watched` (a tick for an attached thread), never for a sample alone, which may
+    /// be drained after its thread ended (its tid then free for another process's thread).
+    private mutating func state(of tid: Int32, watched: Bool) -> WallThread {
+        let thread = threads[tid] ?? WallThread(tid: tid)
         threads[tid] = thread
+        guard watched, !thread.ringTried else { return thread }
+        thread.ringTried = true
         var error: Int32 = 0
-        if ringsOpen < Self.maximumRings, let ring = ss_switch_ring_open(tid, &error) {
+        if ringsOpen < maximumRings, let ring = ss_switch_ring_open(tid, &error) {
             thread.ring = ring
             thread.watchedSince = ss_now_ns()
             ringsOpen += 1
@@ -246,8 +257,7 @@ struct WallScheduler: SamplerSchedule {
         case .running:
             thread.cpuAtLastTick = cpu
             tick(thread, cpu: cpu, at: now, ticks: due, routing: &routing)
-        case .unsettled: skippedTicks += due
-        case .gone: break
+        case .unsettled, .gone: skippedTicks += due
         }
     }
 
@@ -340,6 +350,8 @@ final class WallThread {
 
     let tid: Int32
     var ring: OpaquePointer?
+    /// Whether a ring was asked for (once: refused, or past the bound, it stays without one).
+    var ringTried = false
     var place: Place = .unknown
     /// The thread's CPU time at the last tick that read it, -1 before.
     var cpuAtLastTick: Int64 = -1
