@@ -104,10 +104,8 @@ static void ask_for_tables(uint64_t now) {
     uint64_t last = atomic_load_explicit(&last_refresh_request, memory_order_relaxed);
     if (now - last < REFRESH_REQUEST_INTERVAL_NS) return;
     if (atomic_compare_exchange_strong_explicit(&last_refresh_request, &last, now, memory_order_relaxed,
-                                                memory_order_relaxed)) {
-        ss_module_cache_want_own_tables();
+                                                memory_order_relaxed))
         ss_sampler_request_refresh();
-    }
 }
 
 /* After the guard caught a fault: the kernel blocked the fault signals for on_fault, which

@@ -13,8 +13,7 @@
  * loader and the executable first left the program's other libraries to the
  * first refresh, a tick later: xz's first samples in liblzma ended at the leaf.)
  * The profiler's own modules (its Swift part, the Swift runtime: most of the
- * work) are compiled at the sampler's first wake after arming, or sooner when a walk ended early
- * (see own_bases).
+ * work) are compiled at the sampler's first wake after arming (see own_bases).
  * Every compile gives up when the sampler is stopped, so a program that exits
  * at once does not wait for it. A process with running threads
  * (Profiler.start in a service) gets every table at once, so that no thread's
@@ -86,8 +85,7 @@ static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
  * is sampled (their code runs on the profiler's own threads, or before and after sampling), so
  * their tables (about 1.8 MB, most of the sampler's start-up work) are left out of the compile
  * before arming, and compiled at the sampler's first wake after it (the main thread runs their
- * destructors at exit, while it is still sampled), or when a walk has ended early for want of
- * a table (`own_tables_wanted`). */
+ * destructors at exit, while it is still sampled: `own_tables_wanted`). */
 enum { OWN_CAPACITY = 64 };
 static uintptr_t own_bases[OWN_CAPACITY];
 static size_t own_count, modules_before_own_load;
