@@ -170,7 +170,7 @@ def _budgets_table(w, d):
           f"| {h['handler_median_us']:.1f} µs (p99 {h['handler_p99_us']:.1f} µs) | ≤ 2 µs | {verdict(ok)} |")
     for p in handler.get("unwind_probe", []):
         w(f"| reference: libunwind's `unw_backtrace` alone in a SIGPROF handler, 30 frames, every {p['period_us'] // 1000} ms of CPU "
-          f"(Scripts/bench/unwind_probe.c, {p['samples']} samples) | {p['first_us']:.1f} µs median; the same walk again at once: "
+          f"(Scripts/probes/unwind_probe.c, {p['samples']} samples) | {p['first_us']:.1f} µs median; the same walk again at once: "
           f"{p['second_us']:.1f} µs | — | floor on this machine |")
     deep_sums = slow.get("deep", {}).get("summaries", {}).get("ss-cpu-100", [])
     if deep_sums:
@@ -400,7 +400,7 @@ def engines_section(engines):
     losses = engines.get("thread_losses")
     if losses:
         base = losses["unprofiled"]
-        w("What a sample takes from the thread it samples (`Scripts/bench/gap_probe.c`: 1 s of CPU reading the clock, "
+        w("What a sample takes from the thread it samples (`Scripts/probes/gap_probe.c`: 1 s of CPU reading the clock, "
           "every gap between two readings from 1.5 to 200 µs summed; the unprofiled run's own gaps, "
           f"{base['gaps']:.0f} for {base['lost_ms']:.1f} ms, taken off; medians over interleaved rounds). Other processes "
           "barely move this figure, unlike wall time. The perf engine's and perf record's samples are interrupts of their "
