@@ -5,7 +5,7 @@
 - the slowdown of 8 busy threads on the machine's cores at wall 1 kHz against cpu mode (perf
   engine, 1 ms: the same signal rate per CPU-second of each thread) and unprofiled, runs
   interleaved, median over rounds.
-Writes wall_cost.json and prints a Markdown table for BENCHMARKS.md ("Wall mode's cost").
+Writes wall_cost.json and prints a Markdown table for the report ("Wall mode's cost").
 """
 import os
 import statistics
