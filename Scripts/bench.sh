@@ -121,6 +121,8 @@ step "cpu mode's engines against perf: rates, attribution, slowdown at 1 kHz and
 "${helper[@]}" engines --rounds "$rounds" --max-wait 60
 step "wall mode's cost: sampler CPU per thread-tick, 8 busy threads at wall and cpu 1 kHz"
 "${helper[@]}" wall-cost --rounds "$rounds" --seconds "$seconds" | tee "$work/wall_cost.md" >&2
+step "wall mode and blocking calls: the bursts program 100 times at 1 ms and at 10 ms, every core busy"
+"${helper[@]}" eintr --runs 100 | tee "$work/eintr.md" >&2
 step "sampler thread CPU per sample, many distinct stacks at 1 kHz"
 "${helper[@]}" sampler --repeats "$repeats" --seconds "$attribution_seconds" | tee "$work/sampler.txt" >&2
 step "loader lock: loader_churn under 1 kHz sampling, $deadlock_runs runs per mode"

@@ -15,6 +15,8 @@ Subcommands (each reads/writes JSON or text in the work directory, --work, defau
                profiling; with --against, another build's library in the same interleaved rounds
   wall-cost    wall mode's sampler CPU per thread-tick (1 busy thread at 1 kHz; 100 sleeping + 2 busy at 100 Hz) and
                8 busy threads' slowdown at wall 1 kHz against cpu mode 1 kHz, side by side (Markdown table on stdout)
+  eintr        wall mode's bursts program (poll, select, epoll_wait) --runs times at 1 ms and 10 ms with every core
+               busy: EINTRs in all the blocking calls (--seconds each run, default 1)
   sampler      the sampler thread's CPU per sample, 4 threads over many distinct stacks at 1 kHz, cpu and wall
                mode (--repeats runs of --seconds, default 10)
   daemon       continuous mode over a long run: each window's cost and the service's resident size (cpu 100 Hz
@@ -41,6 +43,7 @@ from bench_async import cmd_async
 from bench_calls import cmd_calls
 from bench_common import BenchError, log
 from bench_cpu_cost import cmd_cpu_cost
+from bench_eintr import cmd_eintr
 from bench_daemon import cmd_daemon
 from bench_engines import cmd_engines
 from bench_export import cmd_export
@@ -55,13 +58,13 @@ COMMANDS = {
     "handler": cmd_handler, "startup": cmd_startup, "engines": cmd_engines, "report": cmd_report,
     "report-engines": cmd_report_engines, "cpu-cost": cmd_cpu_cost, "unwind-agreement": cmd_unwind_agreement,
     "report-unwind": cmd_report_unwind,
-    "wall-cost": cmd_wall_cost,
+    "wall-cost": cmd_wall_cost, "eintr": cmd_eintr,
     "calls": cmd_calls,
     "sampler": cmd_sampler, "daemon": cmd_daemon, "async": cmd_async, "export": cmd_export,
 }
 
 # --seconds where a subcommand does not take the slowdown runs' 1.2 s.
-DEFAULT_SECONDS = {"sampler": 10.0, "daemon": 600.0}
+DEFAULT_SECONDS = {"sampler": 10.0, "daemon": 600.0, "eintr": 1.0}
 
 
 def default_lib():
