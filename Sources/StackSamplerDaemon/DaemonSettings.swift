@@ -26,7 +26,7 @@ package struct DaemonSettings: Sendable {
     package static func fromEnvironment() throws(SettingError) -> DaemonSettings {
         var settings = DaemonSettings(window: try read(SessionSettings.continuous), keep: try read(SessionSettings.keep),
                                       listen: try read(SessionSettings.listen),
-                                      maxRequestSeconds: try read(SessionSettings.maxRequestSeconds) ?? 300,
+                                      maxRequestSeconds: try read(SessionSettings.maxRequestSeconds) ?? SessionSettings.maxRequestSeconds.defaultValue!,
                                       pushURL: try read(SessionSettings.push))
         if settings.pushURL != nil, settings.window == nil { settings.window = defaultPushWindow }
         return settings

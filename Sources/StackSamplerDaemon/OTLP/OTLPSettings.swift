@@ -67,7 +67,7 @@ package struct OTLPSettings: Sendable {
         for (key, text) in try value(SessionSettings.otelResourceAttributes) ?? [] { resource.set(OTLPAttribute(key, .string(text))) }
         if let service = try value(SessionSettings.otelServiceName) { resource.set(OTLPAttribute("service.name", .string(service))) }
         return OTLPSettings(tracesURL: traces, profilesURL: profiles, headers: headers.map { (name: $0.key, value: $0.value) },
-                            resource: resource, queueLength: 2 * (windowQueue ?? 8))
+                            resource: resource, queueLength: 2 * (windowQueue ?? SessionSettings.pushQueue.defaultValue!))
     }
 
     /// The settings in the environment (see `read`), for this process.

@@ -67,7 +67,7 @@ public struct PushSettings: Sendable, Equatable {
 
     /// Settings for pushing to `url`.
     public init(url: String, appName: PyroscopeAppName? = nil, tenant: String? = nil, credentials: PushCredentials = .none,
-                queueLength: Int = 8) {
+                queueLength: Int = SessionSettings.pushQueue.defaultValue!) {
         self.url = url
         self.appName = appName
         self.tenant = tenant
