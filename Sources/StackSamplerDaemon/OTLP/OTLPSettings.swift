@@ -73,14 +73,8 @@ package struct OTLPSettings: Sendable {
     /// The settings in the environment (see `read`), for this process.
     package static func fromEnvironment() throws(PushError) -> OTLPSettings? {
         let windowQueue: Int?
-        do {
-            windowQueue = try getenv(SessionSettings.pushQueue.variable).map { text throws(SettingError) in
-                try SessionSettings.pushQueue.parse(String(cString: text), from: .environment)
-            }
-        } catch {
-            throw .invalid(error.description)
-        }
-        return try read({ getenv($0).map { String(cString: $0) } }, executableName: executableName(), processID: getpid(),
+        do { windowQueue = try SettingEnvironment.process.value(SessionSettings.pushQueue) } catch { throw .invalid(error.description) }
+        return try read(SettingEnvironment.process.text, executableName: executableName(), processID: getpid(),
                         windowQueue: windowQueue)
     }
 
