@@ -137,7 +137,7 @@ struct RecordCommand: ParsableCommand {
         let summaryPattern = summaryDirectory.appendingPathComponent("summary-%p").path
 
         var environment = ProcessInfo.processInfo.environment
-        environment["STACKSAMPLER_OWNER_PID"] = nil
+        environment[SessionSettings.ownerVariable] = nil
         environment["LD_PRELOAD"] = [library, environment["LD_PRELOAD"]].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
         let processDirectory = summaryDirectory.appendingPathComponent("processes")
         try FileManager.default.createDirectory(at: processDirectory, withIntermediateDirectories: true)

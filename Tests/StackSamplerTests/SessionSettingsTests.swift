@@ -1,5 +1,7 @@
+import Foundation
 import Testing
 @testable import StackSampler
+import StackSamplerDaemon
 
 /// Every setting says, through the preload's variable and through `record`'s option alike,
 /// which value it refused and what to give instead; the API checks the same ranges.
@@ -67,5 +69,38 @@ import Testing
             try small.validated()
         }
         #expect(throws: Never.self) { try ProfilerConfiguration(maxDepth: 4096, bufferSlots: 16).validated() }
+    }
+
+    /// The package's root, for the C sources the tests below read.
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    /// The `STACKSAMPLER_…` words in a file of the package (macros of the C API excluded).
+    static func variableNames(in path: String) throws -> [String] {
+        let text = try String(contentsOfFile: packageRoot + "/" + path, encoding: .utf8)
+        let pattern = try NSRegularExpression(pattern: "STACKSAMPLER_[A-Z_]+")
+        return pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)).map { String(text[Range($0.range, in: text)!]) }
+    }
+
+    /// The preload's constructor runs before any Swift is loaded, so it spells the variables
+    /// that decide whether a process profiles itself; they must be the table's.
+    @Test("the C constructor spells the table's variables, and its daemon variables are those that start the daemon")
+    func constructorNamesAreTheTables() throws {
+        let source = try String(contentsOfFile: Self.packageRoot + "/Sources/PreloadEntry/constructor.c", encoding: .utf8)
+        let daemonSettings = [SessionSettings.continuous.variable, SessionSettings.listen.variable, SessionSettings.push.variable]
+        let known = Set([SessionSettings.output.variable, SessionSettings.ownerVariable] + daemonSettings)
+        let names = try Self.variableNames(in: "Sources/PreloadEntry/constructor.c")
+        #expect(!names.isEmpty)
+        #expect(Set(names).isSubset(of: known), "constructor.c names \(Set(names).subtracting(known)), which the table does not")
+        #expect(source.contains("output_variable[] = \"\(SessionSettings.output.variable)\";"))
+        #expect(source.contains("owner_variable[] = \"\(SessionSettings.ownerVariable)\";"))
+        let daemonList = daemonSettings.map { "\"\($0)\"" }.joined(separator: ", ")
+        #expect(source.contains("daemon_variables[] = {\(daemonList)};"), "constructor.c's daemon_variables should be \(daemonList)")
+        // Each of them alone starts the daemon, and so must make the constructor load the Swift part.
+        let examples = [SessionSettings.continuous.variable: "10s", SessionSettings.listen.variable: "unix",
+                        SessionSettings.push.variable: "http://127.0.0.1:4040"]
+        for variable in daemonSettings {
+            let settings = try DaemonSettings.fromEnvironment(SettingEnvironment([variable: try #require(examples[variable])]))
+            #expect(settings.isActive, "\(variable) alone does not start the daemon")
+        }
     }
 }

@@ -1,9 +1,13 @@
-/// The settings of a profiling session, each defined once: the preload library reads them from
-/// the environment, `stacksampler record` checks its options through them and hands them to
-/// the preload as those variables, and `ProfilerConfiguration` checks the API's values against
-/// the same ranges. To add a setting: add it here, read it where the preload reads the others
-/// (`PreloadSettings`), give `record` its option and pass it on, and, if the API takes it, give
-/// `ProfilerConfiguration` a property checked in `validated()`.
+/// The settings of a profiling session, each defined once with its variable, option, default,
+/// range and message: the preload library and the daemon read them from the environment
+/// (`SettingEnvironment`, where an empty variable is unset), `stacksampler record` takes its
+/// options' defaults and help from them, checks its options through them and hands them to the
+/// preload as those variables, and `ProfilerConfiguration` takes its defaults from them and checks
+/// the API's values against the same ranges. To add a setting: add it here, read it where the
+/// preload reads the others (`PreloadSettings`), give `record` its option (default and range from
+/// here) and pass it on, and, if the API takes it, give `ProfilerConfiguration` a property checked
+/// in `validated()`. If the setting alone makes a process profile, the preload's constructor
+/// (PreloadEntry/constructor.c) must name it too; `SessionSettingsTests` checks that it does.
 @usableFromInline
 package enum SessionSettings {
     /// Time between two samples of one thread.
@@ -201,6 +205,14 @@ package enum SessionSettings {
     package static let otelSDKDisabled = Setting<Bool>(
         variable: "OTEL_SDK_DISABLED", option: "--otel-sdk-disabled", noun: "a switch", expected: "true or false",
         parser: { switch $0.lowercased() { case "true": true; case "false", "": false; default: nil } })
+
+    // Variables that set nothing of a session.
+
+    /// Set by the preload library's constructor to the pid of the process it profiles, so that
+    /// the programs that process starts, which inherit it, know they are not the owner.
+    package static let ownerVariable = "STACKSAMPLER_OWNER_PID"
+    /// `stacksampler record`: the preload library to use instead of the one beside the executable.
+    package static let preloadLibraryVariable = "STACKSAMPLER_PRELOAD_LIBRARY"
 
     @Sendable private static func isHTTPURL(_ text: String) -> Bool {
         (text.hasPrefix("http://") || text.hasPrefix("https://")) && !text.contains(" ")
