@@ -23,7 +23,7 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "cpu mode: sample an event instead of CPU time: page-faults, context-switches, cpu-migrations, cycles, instructions, cache-misses, branch-misses (perf engine; hardware events need a PMU).")
     var event: String?
 
-    @Option(help: "With --event: a sample every this many events (\(SessionSettings.eventPeriod.range!)).")
+    @Option(help: "With --event: a sample every this many events, a number \(SessionSettings.eventPeriod.range!).")
     var eventPeriod: Int = SessionSettings.eventPeriod.defaultValue!
 
     /// Where profiles go (`stacksampler.folded` when no `-o` is given); `%p` becomes the pid.
