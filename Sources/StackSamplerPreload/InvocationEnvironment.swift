@@ -24,7 +24,7 @@ struct InvocationEnvironment: Sendable {
         let asked = try PreloadSettings.read(SessionSettings.invocations)?.replacingPercentP(with: pid)
         let output = asked == "1" ? nil : asked
         let callsPath = try PreloadSettings.read(SessionSettings.calls)?.replacingPercentP(with: pid)
-        let format = try PreloadSettings.read(SessionSettings.invocationFormat) ?? .chrome
+        let format = try PreloadSettings.read(SessionSettings.invocationFormat) ?? SessionSettings.invocationFormat.defaultValue!
         let threshold = try PreloadSettings.read(SessionSettings.stallThreshold)
         let tracked = asked != nil || callsPath != nil
         guard tracked || threshold != nil else { return InvocationEnvironment(configuration: nil, outputPath: nil, format: format) }

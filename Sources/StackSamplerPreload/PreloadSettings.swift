@@ -55,7 +55,7 @@ struct PreloadSettings: Sendable {
         if let root = try read(SessionSettings.debugRoot) { configuration.symbols.debugRoot = root }
         configuration.symbols.keepsSpecializations = try read(SessionSettings.specializations) ?? false
         configuration.symbols.resolvesLines = try read(SessionSettings.lines) ?? false
-        configuration.asyncStacks = try read(SessionSettings.asyncStacks) ?? true
+        if let asyncStacks = try read(SessionSettings.asyncStacks) { configuration.asyncStacks = asyncStacks }
         let invocations = try InvocationEnvironment.read(pid: String(getpid()))
         configuration.invocations = invocations.configuration
         let format = try read(SessionSettings.format)
