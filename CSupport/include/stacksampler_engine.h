@@ -372,6 +372,11 @@ void ss_handler_histogram(uint64_t *buckets);
 /** CLOCK_MONOTONIC now, in ns (same clock as sample times). */
 uint64_t ss_now_ns(void);
 
+/** Nonzero in secure-execution mode (AT_SECURE: setuid, setgid or file capabilities). The
+ *  environment then belongs to a less privileged user: output paths, listeners and settings from it
+ *  must not be used with the program's privileges, so a caller does nothing and says so. */
+int ss_secure_execution(void);
+
 /** Returns freed heap pages to the system (malloc_trim): after naming, outside any session's hot path. */
 void ss_release_free_memory(void);
 
