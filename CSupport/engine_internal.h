@@ -2,7 +2,7 @@
 #ifndef STACKSAMPLER_ENGINE_INTERNAL_H
 #define STACKSAMPLER_ENGINE_INTERNAL_H
 
-#include "stacksampler_engine.h"
+#include "stacksampler_engine_c.h"
 #include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -18,6 +18,8 @@
 /* session_state.c: the session's configuration (set by ss_engine_init), and whether a session
  * runs (ss_engine_running); ss_session_set_running sets that and returns what it was. */
 extern ss_config ss_active_config;
+/* Nonzero between ss_engine_init() and ss_engine_stop(). */
+int ss_engine_running(void);
 int ss_session_set_running(int now_running);
 
 /* clock.c: ss_now_ns, the scheduler tick (the resolution of CLOCK_MONOTONIC_COARSE, 0 if
@@ -186,6 +188,9 @@ SS_HIDDEN void ss_async_count_fault(void);
 
 /* sampler_sleep.c: whether ss_sampler_wake() was called since the session's reset. */
 SS_HIDDEN int ss_sampler_stop_requested(void);
+/* Wakes the sampler thread to refresh the module copy (SS_WOKEN_TO_REFRESH). Takes no lock, so
+ * any thread may call it, whatever it holds (the handler, a fork). */
+void ss_sampler_request_refresh(void);
 
 /* random_draws.c: uniform in [0, 1), per process (reseeded in a forked child). Not thread-safe:
  * engines draw under the registry's lock. */
