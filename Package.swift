@@ -47,12 +47,14 @@ let package = Package(
         .systemLibrary(name: "CDw", path: "Sources/CDw", providers: [.apt(["libdw-dev"])]),
         // zlib's declarations (zlib1g-dev), for gzip-compressed pprof files.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // The one loader of a library kept out of the program's global scope (dlopen RTLD_LOCAL on
+        // first use, its functions in a table); each image that links it keeps its own.
+        .target(name: "PrivateLibrary", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         // Those four libraries loaded privately on first use, through tables of their functions.
-        .target(name: "SymbolLibraries", dependencies: ["CElf", "CDw", "CLzma", "CZlib"], cSettings: engineCFlags,
-                linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "SymbolLibraries", dependencies: ["CElf", "CDw", "CLzma", "CZlib", "PrivateLibrary"], cSettings: engineCFlags),
         // libcurl loaded privately on first use, through a table of its functions, and one whole
         // request in C (curl_easy_setopt is variadic). Debian's libcurl4-openssl-dev for the header.
-        .target(name: "HTTPClientLibrary", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "HTTPClientLibrary", dependencies: ["PrivateLibrary"], cSettings: engineCFlags),
         // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation.
         .target(name: "StackSampler", dependencies: ["CEngine", "SymbolLibraries"], swiftSettings: lightSwift),
         // The preload library's own code (C): constructor, C API, loading of the Swift part.
@@ -64,7 +66,7 @@ let package = Package(
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "now"])]),
         // The HTTP server of the daemon's pull endpoints, over libmicrohttpd (Debian's libmicrohttpd-dev
         // for the header, libmicrohttpd12 at run time) loaded privately only when a listener is asked for.
-        .target(name: "HTTPServerLibrary", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
+        .target(name: "HTTPServerLibrary", dependencies: ["PrivateLibrary"], cSettings: engineCFlags, linkerSettings: [.linkedLibrary("pthread")]),
         // The daemon: continuous windows written, served over HTTP and pushed. No Foundation.
         .target(name: "StackSamplerDaemon", dependencies: ["StackSampler", "CEngine", "HTTPClientLibrary", "HTTPServerLibrary"], swiftSettings: lightSwift),
         // The preload library's Swift part: sessions from the environment and the C API.
