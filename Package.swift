@@ -18,9 +18,9 @@ let package = Package(
         // Swift users link the engine in with the library.
         .library(name: "StackSampler", targets: ["StackSampler", "CSupport"]),
         // Preloaded into every process: the C engine and its interpositions, no Swift.
-        .library(name: "StackSamplerPreload", type: .dynamic, targets: ["PreloadEntry"]),
+        .library(name: "StackSamplerPreload", type: .dynamic, targets: ["StackSamplerPreload"]),
         // Loaded by the preload library (dlopen, beside it) only when profiling is asked for.
-        .library(name: "StackSamplerPreloadSwift", type: .dynamic, targets: ["StackSamplerPreload"]),
+        .library(name: "StackSamplerPreloadSwift", type: .dynamic, targets: ["StackSamplerPreloadSwift"]),
         .executable(name: "stacksampler", targets: ["stacksampler"]),
     ],
     dependencies: [
@@ -37,7 +37,7 @@ let package = Package(
         // The engine's declarations alone (CSupport/include), for Swift code whose engine is linked
         // elsewhere: the preload library's Swift part binds to the preload library's one engine.
         .systemLibrary(name: "CEngine", path: "Sources/CEngine"),
-        // The C API's declarations alone (PreloadEntry/include/stacksampler.h), for its Swift side.
+        // The C API's declarations alone (StackSamplerPreload/include/stacksampler.h), for its Swift side.
         .systemLibrary(name: "CAPIHeader", path: "Sources/CAPIHeader"),
         // libelf's declarations (Debian's libelf-dev), for the symbolizer.
         .systemLibrary(name: "CElf", path: "Sources/CElf", providers: [.apt(["libelf-dev"])]),
@@ -60,7 +60,7 @@ let package = Package(
         // Bound at load (-z now): a call's first run through the lazy resolver saves the whole
         // vector state on the stack (3 KiB measured), which the signal handler, on a thread with
         // little stack left, cannot afford, and must not enter the loader anyway.
-        .target(name: "PreloadEntry", dependencies: ["CSupport"], cSettings: engineCFlags,
+        .target(name: "StackSamplerPreload", dependencies: ["CSupport"], cSettings: engineCFlags,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "now"])]),
         // The HTTP server of the daemon's pull endpoints, over libmicrohttpd (Debian's libmicrohttpd-dev
         // for the header, libmicrohttpd12 at run time) loaded privately only when a listener is asked for.
@@ -68,7 +68,7 @@ let package = Package(
         // The daemon: continuous windows written, served over HTTP and pushed. No Foundation.
         .target(name: "StackSamplerDaemon", dependencies: ["StackSampler", "CEngine", "HTTPClientLibrary", "HTTPServerLibrary"], swiftSettings: lightSwift),
         // The preload library's Swift part: sessions from the environment and the C API.
-        .target(name: "StackSamplerPreload", dependencies: ["StackSampler", "StackSamplerDaemon", "CAPIHeader"], swiftSettings: lightSwift),
+        .target(name: "StackSamplerPreloadSwift", dependencies: ["StackSampler", "StackSamplerDaemon", "CAPIHeader"], swiftSettings: lightSwift),
         .executableTarget(
             name: "stacksampler",
             dependencies: ["StackSampler", "StackSamplerDaemon", "CSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]

@@ -161,19 +161,19 @@ enum TestProgram: String, CaseIterable, Sendable {
             ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
              .perfFds, .denyPerfEvents, .pageFaults, .service, .forkRounds, .syscalls: ["gcc", "-O2"]
-        case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
-        case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
+        case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
+        case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         case .inlined: ["gcc", "-O2", "-g"]
-        case .threadsBeforeStart: ["gcc", "-O2", "-pthread", "-fno-omit-frame-pointer", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
+        case .threadsBeforeStart: ["gcc", "-O2", "-pthread", "-fno-omit-frame-pointer", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         case .threadsBeforeStartNoFramePointers:
-            ["gcc", "-O2", "-pthread", "-fomit-frame-pointer", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
+            ["gcc", "-O2", "-pthread", "-fomit-frame-pointer", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         // -g: swiftc on Linux writes .eh_frame for every function only with debug info.
         case .threadsBeforeStartSwift:
-            ["swiftc", "-O", "-g", "-import-objc-header", PackagePaths.root + "/Sources/PreloadEntry/include/stacksampler.h"]
+            ["swiftc", "-O", "-g", "-import-objc-header", PackagePaths.root + "/Sources/StackSamplerPreload/include/stacksampler.h"]
         case .asyncStages: ["swiftc", "-O", "-g", "-parse-as-library"]
         case .asyncStagesSelf:
             ["swiftc", "-O", "-g", "-parse-as-library", "-D", "SELF_PROFILING",
-             "-import-objc-header", PackagePaths.root + "/Sources/PreloadEntry/include/stacksampler.h"]
+             "-import-objc-header", PackagePaths.root + "/Sources/StackSamplerPreload/include/stacksampler.h"]
         case .smallAltstack, .ownLibunwind, .hiddenDlclose, .sigprofReader, .smallStack: ["gcc", "-O2", "-pthread"]
         case .fdHeadroom: ["gcc", "-O2", "-D_FORTIFY_SOURCE=2", "-pthread"]
         case .rustThreads: ["rustc", "-O"]
