@@ -39,17 +39,13 @@ let package = Package(
         .systemLibrary(name: "CEngine", path: "Sources/CEngine"),
         // The C API's declarations alone (StackSamplerPreload/include/stacksampler.h), for its Swift side.
         .systemLibrary(name: "CAPIHeader", path: "Sources/CAPIHeader"),
-        // libelf's declarations (Debian's libelf-dev), for the symbolizer.
-        .systemLibrary(name: "CElf", path: "Sources/CElf", providers: [.apt(["libelf-dev"])]),
-        // liblzma's declarations (liblzma-dev): .gnu_debugdata (MiniDebugInfo) and debuglink CRCs.
-        .systemLibrary(name: "CLzma", path: "Sources/CLzma", providers: [.apt(["liblzma-dev"])]),
-        // libdw's declarations (libdw-dev): source lines and inlined calls from DWARF (--lines).
-        .systemLibrary(name: "CDw", path: "Sources/CDw", providers: [.apt(["libdw-dev"])]),
-        // zlib's declarations (zlib1g-dev), for gzip-compressed pprof files.
+        // zlib's declarations (zlib1g-dev), for the tests, which gunzip pprof files.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
-        // Those four libraries loaded privately on first use, through tables of their functions.
-        .target(name: "SymbolLibraries", dependencies: ["CElf", "CDw", "CLzma", "CZlib"], cSettings: engineCFlags,
-                linkerSettings: [.linkedLibrary("dl")]),
+        // libelf and libdw (the symbolizer: ELF, source lines and inlined calls from DWARF), liblzma
+        // (MiniDebugInfo, debuglink CRCs) and zlib (gzip-compressed pprof files), loaded privately on
+        // first use, through tables of their functions. Only their headers are needed to build, from
+        // the system's include path (Debian's libelf-dev, libdw-dev, liblzma-dev, zlib1g-dev).
+        .target(name: "SymbolLibraries", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl")]),
         // libcurl loaded privately on first use, through a table of its functions, and one whole
         // request in C (curl_easy_setopt is variadic). Debian's libcurl4-openssl-dev for the header.
         .target(name: "HTTPClientLibrary", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl")]),
