@@ -45,12 +45,12 @@ let package = Package(
         // (MiniDebugInfo, debuglink CRCs) and zlib (gzip-compressed pprof files), loaded privately on
         // first use, through tables of their functions. Only their headers are needed to build, from
         // the system's include path (Debian's libelf-dev, libdw-dev, liblzma-dev, zlib1g-dev).
-        .target(name: "SymbolLibraries", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "FileFormatLibraries", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl")]),
         // libcurl loaded privately on first use, through a table of its functions, and one whole
         // request in C (curl_easy_setopt is variadic). Debian's libcurl4-openssl-dev for the header.
         .target(name: "HTTPClientLibrary", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl")]),
         // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation.
-        .target(name: "StackSampler", dependencies: ["CEngine", "SymbolLibraries"], swiftSettings: lightSwift),
+        .target(name: "StackSampler", dependencies: ["CEngine", "FileFormatLibraries"], swiftSettings: lightSwift),
         // The preload library's own code (C): constructor, C API, loading of the Swift part.
         // No Swift runtime in its dependencies: see no_swift_runtime.c.
         // Bound at load (-z now): a call's first run through the lazy resolver saves the whole

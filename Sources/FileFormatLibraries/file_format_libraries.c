@@ -1,6 +1,6 @@
-/* Loads the symbol libraries privately, once each, and resolves their tables (symbol_libraries.h). */
+/* Loads the file-format libraries privately, once each, and resolves their tables (file_format_libraries.h). */
 #define _GNU_SOURCE
-#include "symbol_libraries.h"
+#include "file_format_libraries.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
