@@ -72,6 +72,8 @@ let package = Package(
         .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "StackSamplerDaemon", "CSupport", "CZlib"],
                     linkerSettings: [.linkedLibrary("z")]),
         .testTarget(name: "StackSamplerDaemonTests", dependencies: ["StackSamplerDaemon", "CSupport"]),
+        // The CLI's own types (the top table), through @testable import of the executable's module.
+        .testTarget(name: "StackSamplerCLITests", dependencies: ["stacksampler"]),
         .testTarget(name: "EndToEndTests", dependencies: []),
     ]
 )

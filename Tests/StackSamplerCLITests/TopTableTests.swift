@@ -1,6 +1,6 @@
 import Testing
 import StackSampler
-import StackSamplerDaemon
+@testable import stacksampler
 
 /// The table `stacksampler top` draws, from collapsed stacks.
 @Suite struct TopTableTests {
