@@ -69,9 +69,12 @@ let package = Package(
             name: "stacksampler",
             dependencies: ["StackSampler", "StackSamplerDaemon", "CSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "StackSamplerDaemon", "CSupport", "CZlib"],
+        // What tests of several targets share, all run in one test process: a receiver standing in
+        // for Pyroscope, a scripted transport, a CPU burn, and one profiler session at a time.
+        .target(name: "TestSupport", dependencies: ["StackSamplerDaemon"], path: "Tests/TestSupport"),
+        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "StackSamplerDaemon", "CSupport", "CZlib", "TestSupport"],
                     linkerSettings: [.linkedLibrary("z")]),
-        .testTarget(name: "StackSamplerDaemonTests", dependencies: ["StackSamplerDaemon", "CSupport"]),
+        .testTarget(name: "StackSamplerDaemonTests", dependencies: ["StackSamplerDaemon", "CSupport", "TestSupport"]),
         // The CLI's own types (the top table), through @testable import of the executable's module.
         .testTarget(name: "StackSamplerCLITests", dependencies: ["stacksampler"]),
         .testTarget(name: "EndToEndTests", dependencies: []),

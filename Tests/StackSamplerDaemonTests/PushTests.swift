@@ -2,6 +2,12 @@ import Foundation
 import Testing
 @testable import StackSampler
 @testable import StackSamplerDaemon
+import TestSupport
+
+/// A window to push: what it holds does not matter to the pusher, which sends its pprof.
+func pushedWindow() throws -> Profile {
+    try Profile(collapsedStacks: "[main tid=100];main;parse 5\n[main tid=100];main;find 2\n[worker tid=101];main;parse 3\n", command: "app")
+}
 
 /// The `/ingest` request: name, query and its encoding, headers, body.
 @Suite struct PyroscopeIngestTests {
@@ -55,7 +61,7 @@ import Testing
 
     @Test("the request carries the pprof as its body, with the tenant and authorization headers")
     func requestCarriesThePprofAsItsBodyWithTenantAndAuth() throws {
-        let profile = handMadeProfile()
+        let profile = try pushedWindow()
         let pprof = profile.rendered(as: .pprof)
         let request = PyroscopeIngest.request(base: "https://profiles.example.com/", name: PyroscopeAppName(service: "svc"),
                                               profile: profile, pprof: pprof,
@@ -219,39 +225,6 @@ import Testing
     }
 }
 
-/// A transport that answers from a script, and can hold requests until released.
-final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
-    private let lock = NSCondition()
-    private var script: [Result<HTTPClientResponse, HTTPClientError>]
-    private var held = false
-    private(set) var sent: [HTTPClientRequest] = []
-
-    init(_ script: [Result<HTTPClientResponse, HTTPClientError>]) { self.script = script }
-
-    /// Requests wait in `send` until `release()`.
-    func hold() { lock.withLock { held = true } }
-    func release() { lock.withLock { held = false; lock.broadcast() } }
-    var requests: [HTTPClientRequest] { lock.withLock { sent } }
-
-    func send(_ request: HTTPClientRequest) -> Result<HTTPClientResponse, HTTPClientError> {
-        lock.withLock {
-            sent.append(request)
-            lock.broadcast()
-            while held { lock.wait() }
-            return script.isEmpty ? .success(HTTPClientResponse(status: 200)) : script.removeFirst()
-        }
-    }
-
-    /// Waits (at most 10 s) until `count` requests were made.
-    func waitForRequests(_ count: Int) -> Bool {
-        lock.withLock {
-            let end = Date().addingTimeInterval(10)
-            while sent.count < count { if !lock.wait(until: end) { return false } }
-            return true
-        }
-    }
-}
-
 /// The pusher's thread with a fake transport and millisecond backoffs: outcomes are counted the
 /// same whatever the timing.
 @Suite struct PyroscopePusherTests {
@@ -263,14 +236,14 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
         let settings = PushSettings(url: "http://back.end", appName: try PyroscopeAppName(parsing: "svc{env=test}"),
                                     tenant: "tenant-1", credentials: .bearer("tok"))
         let pusher = try PyroscopePusher(settings: settings, policy: quick, transport: transport, processName: "ignored")
-        for _ in 0..<3 { pusher.push(handMadeProfile()) }
+        for _ in 0..<3 { pusher.push(try pushedWindow()) }
         let counters = pusher.stop(deadline: .seconds(10))
         #expect(counters.pushed == 3 && counters.dropped == 0 && counters.retried == 0)
         let request = try #require(transport.requests.first)
         #expect(request.url.hasPrefix("http://back.end/ingest?name=svc%7Benv%3Dtest%7D&"))
         #expect(request.header("X-Scope-OrgID") == "tenant-1")
         #expect(request.header("Authorization") == "Bearer tok")
-        #expect(request.body == handMadeProfile().rendered(as: .pprof))
+        #expect(try pushedWindow().rendered(as: .pprof) == request.body)
     }
 
     @Test("failures are retried, and given up after the attempts")
@@ -281,7 +254,7 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
                                            refused, .success(HTTPClientResponse(status: 500)), refused,
                                            .success(HTTPClientResponse(status: 503)), .success(HTTPClientResponse(status: 200))])
         let pusher = try PyroscopePusher(settings: PushSettings(url: "http://h"), policy: quick, transport: transport, processName: "app")
-        for _ in 0..<3 { pusher.push(handMadeProfile()) }
+        for _ in 0..<3 { pusher.push(try pushedWindow()) }
         let counters = pusher.stop(deadline: .seconds(10))
         #expect(counters.pushed == 2)
         #expect(counters.retried == 5)
@@ -295,8 +268,8 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
     func aRefusalIsNotRetried() throws {
         let transport = ScriptedTransport([.success(HTTPClientResponse(status: 400, body: Array("invalid service name".utf8)))])
         let pusher = try PyroscopePusher(settings: PushSettings(url: "http://h"), policy: quick, transport: transport, processName: "app")
-        pusher.push(handMadeProfile())
-        pusher.push(handMadeProfile())
+        pusher.push(try pushedWindow())
+        pusher.push(try pushedWindow())
         let counters = pusher.stop(deadline: .seconds(10))
         #expect(counters.droppedRejected == 1 && counters.pushed == 1 && counters.retried == 0)
         #expect(pusher.lastError == "HTTP 400: invalid service name")
@@ -308,10 +281,10 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
         transport.hold()
         let pusher = try PyroscopePusher(settings: PushSettings(url: "http://h", queueLength: 2), policy: quick,
                                          transport: transport, processName: "app")
-        pusher.push(handMadeProfile())
+        pusher.push(try pushedWindow())
         #expect(transport.waitForRequests(1))
         // The first is on its way and held; five more arrive: two wait, three are dropped.
-        for _ in 0..<5 { pusher.push(handMadeProfile()) }
+        for _ in 0..<5 { pusher.push(try pushedWindow()) }
         #expect(pusher.counters.droppedQueueFull == 3)
         #expect(pusher.pending == 3)
         transport.release()
@@ -324,128 +297,126 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
         let transport = ScriptedTransport([])
         transport.hold()
         let pusher = try PyroscopePusher(settings: PushSettings(url: "http://h"), policy: quick, transport: transport, processName: "app")
-        for _ in 0..<3 { pusher.push(handMadeProfile()) }
+        for _ in 0..<3 { pusher.push(try pushedWindow()) }
         #expect(transport.waitForRequests(1))
         // The fake transport ignores the cancellation: stop returns after its deadline and grace anyway.
         let counters = pusher.stop(deadline: .milliseconds(50))
         #expect(counters.droppedAtStop == 3 && counters.pushed == 0)
-        pusher.push(handMadeProfile())
+        pusher.push(try pushedWindow())
         #expect(pusher.counters.droppedAtStop == 4)
         transport.release()
     }
 }
 
-extension ProfilerAPITests {
-    /// The pusher against a receiver in this process over real HTTP (libcurl), with windows profiled
-    /// here (inside ProfilerAPITests: one session at a time).
-    @Suite struct PushReceiver {
-        @Test("every window of a real session reaches a receiver as Pyroscope documents /ingest")
-        func everyWindowReachesTheReceiverAsPyroscopeDocumentsIt() throws {
-            let receiver = IngestReceiver()
-            try receiver.start()
-            defer { receiver.stop() }
-            try Profiler.start(period: .milliseconds(5), mode: .cpu)
-            _ = burnInProfilerAPITest(seconds: 0.3)
-            let profile = try Profiler.stop()
-            let settings = PushSettings(url: receiver.url, appName: try PyroscopeAppName(parsing: "svc{env=prod,region=eu}"), tenant: "team-a",
-                                        credentials: .basic(user: "u", password: "p"))
-            let pusher = try PyroscopePusher(settings: settings, transport: HTTPClient(), processName: "tests")
+/// The pusher against a receiver in this process over real HTTP (libcurl), with windows profiled
+/// here (one session at a time in the test process: `.profilerSession`).
+@Suite(.serialized, .profilerSession) struct PushReceiver {
+    @Test("every window of a real session reaches a receiver as Pyroscope documents /ingest")
+    func everyWindowReachesTheReceiverAsPyroscopeDocumentsIt() throws {
+        let receiver = IngestReceiver()
+        try receiver.start()
+        defer { receiver.stop() }
+        try Profiler.start(period: .milliseconds(5), mode: .cpu)
+        _ = burnInProfilerAPITest(seconds: 0.3)
+        let profile = try Profiler.stop()
+        let settings = PushSettings(url: receiver.url, appName: try PyroscopeAppName(parsing: "svc{env=prod,region=eu}"), tenant: "team-a",
+                                    credentials: .basic(user: "u", password: "p"))
+        let pusher = try PyroscopePusher(settings: settings, transport: HTTPClient(), processName: "tests")
+        pusher.push(profile)
+        pusher.push(profile)
+        let counters = pusher.stop(deadline: .seconds(20))
+        #expect(counters.pushed == 2 && counters.dropped == 0)
+        #expect(receiver.requests.count == 2)
+        for request in receiver.requests {
+            #expect(IngestReceiver.problems(request) == [])
+            #expect(request.query["name"] == "svc{env=prod,region=eu}")
+            #expect(request.query["sampleRate"] == "200")
+            #expect(request.query["spyName"] == "stacksampler")
+            #expect(request.headers["x-scope-orgid"] == "team-a")
+            #expect(request.headers["authorization"] == "Basic dTpw")
+            let from = try #require(Int(request.query["from"] ?? ""))
+            #expect(UInt64(from) == profile.realtimeStartNanoseconds / 1_000_000_000)
+        }
+        let body = try #require(receiver.requests.first?.body)
+        guard let top = try goPprofTop(body) else {
+            try Test.cancel("go is not installed (apt-get install golang-go): the pushed body was not read by go tool pprof")
+        }
+        #expect(top.contains("burnInProfilerAPITest"), "go tool pprof -top:\n\(top)")
+    }
+
+    @Test("a receiver down for a while loses only what the queue drops")
+    func aReceiverDownForAWhileLosesOnlyWhatTheQueueDrops() throws {
+        let receiver = IngestReceiver()
+        try receiver.start()
+        defer { receiver.stop() }
+        receiver.stop()
+        var profile = try pushedWindow()
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        profile.realtimeStartNanoseconds = UInt64(now.tv_sec) * 1_000_000_000
+        let policy = PushPolicy(initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(100), maxAttempts: 1000,
+                                requestTimeout: .seconds(5))
+        let pusher = try PyroscopePusher(settings: PushSettings(url: receiver.url, queueLength: 4), policy: policy,
+                                         transport: HTTPClient(), processName: "tests")
+        // Ten windows while the receiver is down: the queue keeps four (plus the one being retried
+        // at most), the rest are dropped and counted.
+        for _ in 0..<10 { pusher.push(profile) }
+        while pusher.counters.retried < 3 { usleep(10_000) }
+        let whileDown = pusher.counters
+        #expect(whileDown.pushed == 0)
+        try receiver.start()
+        let counters = pusher.stop(deadline: .seconds(30))
+        #expect(counters.dropped == counters.droppedQueueFull)
+        #expect(counters.pushed + counters.droppedQueueFull == 10)
+        #expect(counters.pushed == 4 || counters.pushed == 5)
+        #expect(receiver.requests.count == counters.pushed)
+        #expect(receiver.requests.allSatisfy { IngestReceiver.problems($0) == [] })
+    }
+
+    @Test("continuous windows of this process are all pushed through an outage")
+    func continuousWindowsOfThisProcessArePushedThroughAnOutage() throws {
+        let receiver = IngestReceiver()
+        try receiver.start()
+        defer { receiver.stop() }
+        let policy = PushPolicy(initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(100), maxAttempts: 1000,
+                                requestTimeout: .seconds(5))
+        let pusher = try PyroscopePusher(settings: PushSettings(url: receiver.url, appName: PyroscopeAppName(service: "tests")),
+                                         policy: policy, transport: HTTPClient(), processName: "tests")
+        let windows = WindowCount()
+        try Profiler.startContinuous(ProfilerConfiguration(period: .milliseconds(5)), window: .milliseconds(200)) { profile in
+            windows.add()
             pusher.push(profile)
-            pusher.push(profile)
-            let counters = pusher.stop(deadline: .seconds(20))
-            #expect(counters.pushed == 2 && counters.dropped == 0)
-            #expect(receiver.requests.count == 2)
-            for request in receiver.requests {
-                #expect(IngestReceiver.problems(request) == [])
-                #expect(request.query["name"] == "svc{env=prod,region=eu}")
-                #expect(request.query["sampleRate"] == "200")
-                #expect(request.query["spyName"] == "stacksampler")
-                #expect(request.headers["x-scope-orgid"] == "team-a")
-                #expect(request.headers["authorization"] == "Basic dTpw")
-                let from = try #require(Int(request.query["from"] ?? ""))
-                #expect(UInt64(from) == profile.realtimeStartNanoseconds / 1_000_000_000)
-            }
-            let body = try #require(receiver.requests.first?.body)
-            guard let top = try goPprofTop(body) else {
-                try Test.cancel("go is not installed (apt-get install golang-go): the pushed body was not read by go tool pprof")
-            }
-            #expect(top.contains("burnInProfilerAPITest"), "go tool pprof -top:\n\(top)")
         }
+        // Counted in windows, not in time (a loaded machine stretches the CPU burns): down
+        // while three windows arrive (the queue holds eight), so none may be lost.
+        func work(until count: Int) { while windows.count < count { _ = burnInProfilerAPITest(seconds: 0.01) } }
+        work(until: 2)
+        receiver.stop()
+        work(until: windows.count + 3)
+        try receiver.start()
+        work(until: windows.count + 2)
+        _ = try Profiler.stop()
+        let counters = pusher.stop(deadline: .seconds(20))
+        #expect(windows.count >= 5)
+        #expect(counters.dropped == 0, "\(counters)")
+        #expect(counters.pushed == windows.count, "\(counters), \(windows.count) windows")
+        #expect(counters.retried > 0, "\(counters)")
+        #expect(receiver.requests.count == windows.count)
+        #expect(receiver.requests.allSatisfy { IngestReceiver.problems($0) == [] })
+        // Consecutive windows: each one's from is at or after the one before.
+        let starts = receiver.requests.compactMap { Int($0.query["from"] ?? "") }
+        #expect(starts == starts.sorted())
+    }
 
-        @Test("a receiver down for a while loses only what the queue drops")
-        func aReceiverDownForAWhileLosesOnlyWhatTheQueueDrops() throws {
-            let receiver = IngestReceiver()
-            try receiver.start()
-            defer { receiver.stop() }
-            receiver.stop()
-            var profile = handMadeProfile()
-            var now = timespec()
-            clock_gettime(CLOCK_REALTIME, &now)
-            profile.realtimeStartNanoseconds = UInt64(now.tv_sec) * 1_000_000_000
-            let policy = PushPolicy(initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(100), maxAttempts: 1000,
-                                    requestTimeout: .seconds(5))
-            let pusher = try PyroscopePusher(settings: PushSettings(url: receiver.url, queueLength: 4), policy: policy,
-                                             transport: HTTPClient(), processName: "tests")
-            // Ten windows while the receiver is down: the queue keeps four (plus the one being retried
-            // at most), the rest are dropped and counted.
-            for _ in 0..<10 { pusher.push(profile) }
-            while pusher.counters.retried < 3 { usleep(10_000) }
-            let whileDown = pusher.counters
-            #expect(whileDown.pushed == 0)
-            try receiver.start()
-            let counters = pusher.stop(deadline: .seconds(30))
-            #expect(counters.dropped == counters.droppedQueueFull)
-            #expect(counters.pushed + counters.droppedQueueFull == 10)
-            #expect(counters.pushed == 4 || counters.pushed == 5)
-            #expect(receiver.requests.count == counters.pushed)
-            #expect(receiver.requests.allSatisfy { IngestReceiver.problems($0) == [] })
-        }
-
-        @Test("continuous windows of this process are all pushed through an outage")
-        func continuousWindowsOfThisProcessArePushedThroughAnOutage() throws {
-            let receiver = IngestReceiver()
-            try receiver.start()
-            defer { receiver.stop() }
-            let policy = PushPolicy(initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(100), maxAttempts: 1000,
-                                    requestTimeout: .seconds(5))
-            let pusher = try PyroscopePusher(settings: PushSettings(url: receiver.url, appName: PyroscopeAppName(service: "tests")),
-                                             policy: policy, transport: HTTPClient(), processName: "tests")
-            let windows = WindowCount()
-            try Profiler.startContinuous(ProfilerConfiguration(period: .milliseconds(5)), window: .milliseconds(200)) { profile in
-                windows.add()
-                pusher.push(profile)
-            }
-            // Counted in windows, not in time (a loaded machine stretches the CPU burns): down
-            // while three windows arrive (the queue holds eight), so none may be lost.
-            func work(until count: Int) { while windows.count < count { _ = burnInProfilerAPITest(seconds: 0.01) } }
-            work(until: 2)
-            receiver.stop()
-            work(until: windows.count + 3)
-            try receiver.start()
-            work(until: windows.count + 2)
-            _ = try Profiler.stop()
-            let counters = pusher.stop(deadline: .seconds(20))
-            #expect(windows.count >= 5)
-            #expect(counters.dropped == 0, "\(counters)")
-            #expect(counters.pushed == windows.count, "\(counters), \(windows.count) windows")
-            #expect(counters.retried > 0, "\(counters)")
-            #expect(receiver.requests.count == windows.count)
-            #expect(receiver.requests.allSatisfy { IngestReceiver.problems($0) == [] })
-            // Consecutive windows: each one's from is at or after the one before.
-            let starts = receiver.requests.compactMap { Int($0.query["from"] ?? "") }
-            #expect(starts == starts.sorted())
-        }
-
-        @Test("nothing listening: a transfer failure naming the URL and the connection")
-        func aClearErrorWhenNothingListens() throws {
-            let receiver = IngestReceiver()
-            try receiver.start()
-            receiver.stop()
-            let result = HTTPClient().send(HTTPClientRequest(url: receiver.url + "/x", connectTimeoutMilliseconds: 2000))
-            guard case .failure(.transferFailed(let url, let reason)) = result else { Issue.record("\(result)"); return }
-            #expect(url == receiver.url + "/x")
-            #expect(reason.lowercased().contains("connect"), "\(reason)")
-        }
+    @Test("nothing listening: a transfer failure naming the URL and the connection")
+    func aClearErrorWhenNothingListens() throws {
+        let receiver = IngestReceiver()
+        try receiver.start()
+        receiver.stop()
+        let result = HTTPClient().send(HTTPClientRequest(url: receiver.url + "/x", connectTimeoutMilliseconds: 2000))
+        guard case .failure(.transferFailed(let url, let reason)) = result else { Issue.record("\(result)"); return }
+        #expect(url == receiver.url + "/x")
+        #expect(reason.lowercased().contains("connect"), "\(reason)")
     }
 }
 
