@@ -49,7 +49,9 @@ let package = Package(
         // libcurl loaded privately on first use, through a table of its functions, and one whole
         // request in C (curl_easy_setopt is variadic). Debian's libcurl4-openssl-dev for the header.
         .target(name: "HTTPClientLibrary", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl")]),
-        // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation.
+        // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation. Public: the
+        // Swift API (Profiler, ProfilerConfiguration, Profile, its formats and errors); what the CLI,
+        // the daemon and the preload library share beyond that is package.
         .target(name: "StackSampler", dependencies: ["CEngine", "FileFormatLibraries"], swiftSettings: lightSwift),
         // The preload library's own code (C): constructor, C API, loading of the Swift part.
         // No Swift runtime in its dependencies: see no_swift_runtime.c.
@@ -61,7 +63,8 @@ let package = Package(
         // The HTTP server of the daemon's pull endpoints, over libmicrohttpd (Debian's libmicrohttpd-dev
         // for the header, libmicrohttpd12 at run time) loaded privately only when a listener is asked for.
         .target(name: "HTTPServerLibrary", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
-        // The daemon: continuous windows written, served over HTTP and pushed. No Foundation.
+        // The daemon: continuous windows written, served over HTTP and pushed. No Foundation. Not a
+        // product: its declarations are package.
         .target(name: "StackSamplerDaemon", dependencies: ["StackSampler", "CEngine", "HTTPClientLibrary", "HTTPServerLibrary"], swiftSettings: lightSwift),
         // The preload library's Swift part: sessions from the environment and the C API.
         .target(name: "StackSamplerPreloadSwift", dependencies: ["StackSampler", "StackSamplerDaemon", "CAPIHeader"], swiftSettings: lightSwift),
