@@ -6,11 +6,13 @@ import TestSupport
 /// The Swift API profiling the test process itself. One session at a time, so serialized, and
 /// apart from other test targets' sessions (`.profilerSession`).
 @Suite(.serialized, .profilerSession) struct ProfilerAPITests {
-    @Test func stopWithoutStartIsAnError() {
+    @Test("stop without a session throws notRunning")
+    func stopWithoutStartIsAnError() {
         #expect(throws: ProfilerError.notRunning) { try Profiler.stop() }
     }
 
-    @Test func startingTwiceIsAnErrorNotACrash() throws {
+    @Test("a second start throws alreadyRunning, and the first session goes on")
+    func startingTwiceIsAnErrorNotACrash() throws {
         try Profiler.start(period: .milliseconds(10), mode: .cpu)
         #expect(throws: ProfilerError.alreadyRunning) { try Profiler.start(period: .milliseconds(10), mode: .cpu) }
         #expect(Profiler.isRunning)
@@ -18,12 +20,13 @@ import TestSupport
         #expect(!Profiler.isRunning)
     }
 
-    @Test func badPeriodIsRejectedBeforeAnythingStarts() {
+    @Test("a period out of range is refused before anything starts")
+    func badPeriodIsRejectedBeforeAnythingStarts() {
         #expect(throws: ProfilerError.self) { try Profiler.start(period: .microseconds(10), mode: .cpu) }
         #expect(!Profiler.isRunning)
     }
 
-    @Test(arguments: SamplingMode.allCases)
+    @Test("the calling thread and a thread started later are both sampled, whole stacks", arguments: SamplingMode.allCases)
     func samplesTheCallingThreadAndThreadsStartedLater(mode: SamplingMode) throws {
         try Profiler.start(period: .milliseconds(5), mode: mode)
         let worker = Thread {
