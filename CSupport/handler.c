@@ -37,7 +37,7 @@ static int installed_signo;
 static int signo_substituted;
 static _Atomic uint64_t handler_histogram[SS_HANDLER_HISTOGRAM_BUCKETS];
 /* Stack the walk needs below the handler's frame on an alternate stack: its own use
- * (measured: see README) with a margin, then the kernel's frame for a fault inside it
+ * (measured: see docs/design.md, Stack room) with a margin, then the kernel's frame for a fault inside it
  * and the fault guard's own use. */
 enum { WALK_STACK_BYTES = 1024 };
 static uintptr_t walk_room_needed = WALK_STACK_BYTES + 4096;

@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/setup.sh
 swift build -c release
+source Scripts/lib/build-dir.sh
 mkdir -p out
 gcc -O2 -pthread Scripts/demo/demo.c -o out/demo
-stacksampler=.build/release/stacksampler
+stacksampler="$build/stacksampler"
 "$stacksampler" record --mode cpu --period 10ms -o out/demo-cpu.folded -o out/demo.svg -- out/demo 3
 "$stacksampler" record --mode wall --period 5ms --per-thread -o out/demo-wall.folded --invocations out/demo-trace.json -- out/demo 3
 echo

@@ -3,7 +3,7 @@
 set -euo pipefail
 
 # libunwind-dev: not used by StackSampler itself; a test program (own_libunwind.c), the
-# benchmark's reference walk (Scripts/bench/unwind_probe.c) and the walk the engine's is compared
+# benchmark's reference walk (Scripts/probes/unwind_probe.c) and the walk the engine's is compared
 # with frame by frame (Tests/Programs/unwind_diff.c, on xz-utils' xz and python3 among others) use it. rustc: a test profiles a
 # real Rust program (8 KiB alternate signal stacks on every thread). chromium, python3 and
 # fonts-dejavu-core: a test opens the flame graph SVG in headless Chromium and clicks it;

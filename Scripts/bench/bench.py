@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Measurement helpers for Scripts/bench.sh: interleaved timed runs, profile parsing, report.
+"""StackSampler's benchmarks, one subcommand per measurement; Scripts/bench.sh runs them all in
+order and writes docs/benchmark-report.md. Each can also run alone against a release build.
 
-Subcommands (each reads/writes JSON in the work directory given with --work):
+Subcommands (each reads/writes JSON or text in the work directory, --work, default out/bench):
   machine      facts about the machine (nproc, CPU, kernel, HZ estimate, tool versions)
   calibrate    sizes each workload so one unprofiled run takes about --seconds
   slowdown     interleaved runs of every configuration of every workload (A B C … per round)
@@ -14,13 +15,23 @@ Subcommands (each reads/writes JSON in the work directory given with --work):
                profiling; with --against, another build's library in the same interleaved rounds
   wall-cost    wall mode's sampler CPU per thread-tick (1 busy thread at 1 kHz; 100 sleeping + 2 busy at 100 Hz) and
                8 busy threads' slowdown at wall 1 kHz against cpu mode 1 kHz, side by side (Markdown table on stdout)
+  eintr        wall mode's bursts program (poll, select, epoll_wait) --runs times at 1 ms and 10 ms with every core
+               busy: EINTRs in all the blocking calls (--seconds each run, default 1)
+  sampler      the sampler thread's CPU per sample, 4 threads over many distinct stacks at 1 kHz, cpu and wall
+               mode (--repeats runs of --seconds, default 10)
+  daemon       continuous mode over a long run: each window's cost and the service's resident size (cpu 100 Hz
+               for --seconds, default 600; wall 1 kHz for --wall-seconds, default 120)
+  async        handler time with and without Swift async stacks (--rounds interleaved runs each), then the
+               async chain walk alone
+  export       sizes and times of every output format for a synthetic profile of --stacks unique stacks
   calls        invocation tracking in a continuous wall session: the tracker's cost per sample, the
                profiler's share of a core and resident size per window, invocations off and on (--seconds each)
-  report       writes BENCHMARKS.md from the JSON files
-  report-engines  replaces only the engines section of an existing BENCHMARKS.md (after a lone `engines` run)
+  report       writes the report (--output) from the JSON files
+  report-engines  replaces only the engines section of an existing report (after a lone `engines` run)
   unwind-agreement  the engine's stack walk against libunwind's, frame by frame, on real programs (--repeats runs each)
-  report-unwind   writes or replaces BENCHMARKS.md's unwinding section (after `unwind-agreement`)
+  report-unwind   writes or replaces the report's unwinding section (after `unwind-agreement`)
 
+--lib defaults to libStackSamplerPreload.so in $STACKSAMPLER_BUILD_DIR, else .build/release.
 Everything prints progress to stderr and exits non-zero with a message on the first failure.
 """
 import argparse
@@ -28,12 +39,17 @@ import os
 import subprocess
 import sys
 
+from bench_async import cmd_async
 from bench_calls import cmd_calls
 from bench_common import BenchError, log
 from bench_cpu_cost import cmd_cpu_cost
+from bench_eintr import cmd_eintr
+from bench_daemon import cmd_daemon
 from bench_engines import cmd_engines
+from bench_export import cmd_export
 from bench_measure import cmd_attribution, cmd_calibrate, cmd_handler, cmd_machine, cmd_slowdown, cmd_startup
-from bench_report import cmd_report, cmd_report_engines
+from bench_report import REPORT, cmd_report, cmd_report_engines
+from bench_sampler import cmd_sampler
 from bench_unwind import cmd_report_unwind, cmd_unwind_agreement
 from bench_wall import cmd_wall_cost
 
@@ -42,18 +58,31 @@ COMMANDS = {
     "handler": cmd_handler, "startup": cmd_startup, "engines": cmd_engines, "report": cmd_report,
     "report-engines": cmd_report_engines, "cpu-cost": cmd_cpu_cost, "unwind-agreement": cmd_unwind_agreement,
     "report-unwind": cmd_report_unwind,
-    "wall-cost": cmd_wall_cost,
+    "wall-cost": cmd_wall_cost, "eintr": cmd_eintr,
     "calls": cmd_calls,
+    "sampler": cmd_sampler, "daemon": cmd_daemon, "async": cmd_async, "export": cmd_export,
 }
+
+# --seconds where a subcommand does not take the slowdown runs' 1.2 s.
+DEFAULT_SECONDS = {"sampler": 10.0, "daemon": 600.0, "eintr": 1.0}
+
+
+def default_lib():
+    """libStackSamplerPreload.so of the release build: $STACKSAMPLER_BUILD_DIR, else .build/release."""
+    return os.path.join(os.environ.get("STACKSAMPLER_BUILD_DIR") or ".build/release", "libStackSamplerPreload.so")
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("command", choices=list(COMMANDS))
-    p.add_argument("--work", required=True, help="directory for JSON results and scratch files")
+    p.add_argument("--work", default=os.environ.get("BENCH_WORK", "out/bench"),
+                   help="directory for JSON results and scratch files (default $BENCH_WORK, else out/bench)")
     p.add_argument("--bins", help="directory with the compiled workloads")
-    p.add_argument("--lib", help="libStackSamplerPreload.so")
-    p.add_argument("--seconds", type=float, default=1.2, help="unprofiled run length for slowdown runs")
+    p.add_argument("--lib", default=default_lib(), help="libStackSamplerPreload.so (default: the release build's)")
+    p.add_argument("--seconds", type=float, help="unprofiled run length for slowdown runs (default 1.2); "
+                   "run length (sampler, default 10; daemon's cpu run, default 600)")
+    p.add_argument("--wall-seconds", type=float, default=120, help="the daemon's wall-mode run")
+    p.add_argument("--stacks", type=int, default=100000, help="unique stacks of the synthetic profile (export)")
     p.add_argument("--attribution-seconds", type=float, default=5.0)
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per workload (slowdown, cpu-cost)")
     p.add_argument("--repeats", type=int, default=3, help="runs per profiler (attribution), per program (unwind-agreement)")
@@ -62,11 +91,15 @@ def main():
     p.add_argument("--slow-runs", type=int, default=15, help="runs of perf record /bin/true (start-up)")
     p.add_argument("--workloads", help="comma-separated subset (slowdown)")
     p.add_argument("--max-wait", type=float, default=0, help="seconds this phase may wait in all for a quiet machine")
-    p.add_argument("--output", default="BENCHMARKS.md")
+    p.add_argument("--output", default=REPORT)
     p.add_argument("--against", help="another build's libStackSamplerPreload.so, run in the same rounds (cpu-cost)")
     args = p.parse_args()
-    if args.lib:
-        args.lib = os.path.abspath(args.lib)
+    if args.seconds is None:
+        args.seconds = DEFAULT_SECONDS.get(args.command, 1.2)
+    args.lib = os.path.abspath(args.lib)
+    if not os.path.exists(args.lib) and args.command not in ("machine", "calibrate", "report", "report-engines", "report-unwind"):
+        log(f"{args.command}: {args.lib} is missing: build it first (swift build -c release), or give --lib")
+        sys.exit(1)
     if args.bins:
         args.bins = os.path.abspath(args.bins)
     os.makedirs(args.work, exist_ok=True)

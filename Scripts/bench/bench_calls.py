@@ -48,8 +48,6 @@ def run(args, service, label, invocations, seconds):
 
 
 def cmd_calls(args):
-    if not args.lib:
-        raise BenchError("calls needs --lib")
     service = os.path.join(args.work, "window_service")
     subprocess.run(["gcc", "-O2", "-pthread", "Tests/Programs/window_service.c", "-o", service], check=True)
     off = run(args, service, "off", False, int(min(args.seconds, 60)))

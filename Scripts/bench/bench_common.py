@@ -145,6 +145,12 @@ def median(values):
     return statistics.median(values) if values else float("nan")
 
 
+def lower_median(values):
+    """The middle value, or the lower of the two middle ones (the figures' published medians of runs)."""
+    ordered = sorted(values)
+    return ordered[(len(ordered) - 1) // 2] if ordered else float("nan")
+
+
 def quartiles(values):
     if len(values) < 2:
         return values[0], values[0]

@@ -3,7 +3,7 @@
  * each recurse through 8 functions, chosen at every level by a per-thread random draw, to a
  * depth of 7, and burn about 50 us at the leaf. Almost every sample has a stack no sample
  * had before (8^7 paths per thread): the worst case for the sampler's aggregation, which
- * Scripts/bench-sampler.sh measures (the sampler thread's CPU per sample).
+ * `python3 Scripts/bench/bench.py sampler` measures (the sampler thread's CPU per sample).
  */
 #include <pthread.h>
 #include <stdint.h>

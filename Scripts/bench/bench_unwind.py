@@ -3,13 +3,13 @@ of the suite's UnwindAgreement test): each program runs --repeats times under
 Tests/Programs/unwind_diff.c, and the steps compared and agreeing are summed per module.
 
   unwind-agreement  runs the programs, writes unwind_agreement.json
-  report-unwind     writes (or replaces) BENCHMARKS.md's section on it from that file
+  report-unwind     writes (or replaces) the report's section on it from that file
 """
 import datetime
 import os
 import subprocess
 
-from bench_common import BenchError, clean_env, load, log, save
+from bench_common import clean_env, load, log, save
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PROGRAMS = os.path.join(ROOT, "Tests", "Programs")
@@ -62,8 +62,6 @@ def parse(path):
 
 
 def cmd_unwind_agreement(args):
-    if not args.lib:
-        raise BenchError("unwind-agreement needs --lib (libStackSamplerPreload.so)")
     bins = os.path.join(args.work, "unwind-bin")
     os.makedirs(bins, exist_ok=True)
     lib_dir = os.path.dirname(args.lib)
@@ -110,7 +108,7 @@ def section(data):
                  f"{total['whole']:,} contexts whole and alike on both sides, {total['signal_frames']:,} agreeing steps through "
                  f"the signal frame of a handler of the program's own; not compared: {total['late_tables']} that met a module "
                  f"loaded since the last refresh of the tables, {total['no_unwind_info']} where the engine stopped by design at a "
-                 f"frame without unwind info (listed below). README, How it works, says what each disagreement was.")
+                 f"frame without unwind info (listed below). docs/design.md (Agreement with libunwind) says what each disagreement was.")
     lines.append("")
     lines += ["| program | contexts | steps | agreeing | disagreeing |", "|---|---:|---:|---:|---:|"]
     for name in dict.fromkeys(run["workload"] for run in runs):

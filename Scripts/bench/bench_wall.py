@@ -5,7 +5,7 @@
 - the slowdown of 8 busy threads on the machine's cores at wall 1 kHz against cpu mode (perf
   engine, 1 ms: the same signal rate per CPU-second of each thread) and unprofiled, runs
   interleaved, median over rounds.
-Writes wall_cost.json and prints a Markdown table for BENCHMARKS.md ("Wall mode's cost").
+Writes wall_cost.json and prints a Markdown table for the report ("Wall mode's cost").
 """
 import os
 import statistics
@@ -14,9 +14,9 @@ from bench_common import log, run_timed, save
 from bench_shares import parse_summary
 
 
-def _env(lib, out, mode, period):
+def _env(lib, out, mode, period, engine="auto"):
     return {"LD_PRELOAD": lib, "STACKSAMPLER_OUTPUT": out, "STACKSAMPLER_MODE": mode, "STACKSAMPLER_PERIOD": period,
-            "STACKSAMPLER_SUMMARY": out + ".summary"}
+            "STACKSAMPLER_SUMMARY": out + ".summary", "STACKSAMPLER_ENGINE": engine}
 
 
 def _blocks_per_second(program, tmp):
@@ -26,14 +26,29 @@ def _blocks_per_second(program, tmp):
     return 4000 / max(cpu, 1e-3)
 
 
-def _sampler_cost(program, lib, tmp, name, argv, period, rate):
+def _sampler_run(program, lib, tmp, name, argv, period, rate):
+    """One profiled run: (sampler thread ms, thread-ticks) from its summary."""
     target = os.path.join(tmp, f"wall-{name}.folded")
     run_timed([program] + argv, _env(lib, target, "wall", period), target + ".out", target + ".err")
     summary = parse_summary(target + ".summary")
-    thread_ticks = summary["threads"] * summary["seconds"] * rate
-    return {"sampler_cpu_ms": summary["sampler_cpu_ms"], "seconds": summary["seconds"], "threads": summary["threads"],
-            "core_percent": summary["sampler_cpu_ms"] / 10 / summary["seconds"],
-            "us_per_thread_tick": summary["sampler_cpu_ms"] * 1000 / thread_ticks}
+    return summary["sampler_cpu_ms"], summary["threads"] * summary["seconds"] * rate, summary
+
+
+def _sampler_cost(program, lib, tmp, name, argv, period, rate, blocks_index=1):
+    """The sampler thread's cost per thread-tick, from a run and one three times as long: the
+    difference is what the ticks cost, without the session's one-time work (the unwind tables of
+    the profiler's own modules compiled at its first wake, the first scan)."""
+    short_ms, short_ticks, summary = _sampler_run(program, lib, tmp, name, argv, period, rate)
+    longer = list(argv)
+    longer[blocks_index] = str(int(argv[blocks_index]) * 3)
+    long_ms, long_ticks, long_summary = _sampler_run(program, lib, tmp, name + "-long", longer, period, rate)
+    per_tick_ms = max(0.0, long_ms - short_ms) / max(1.0, long_ticks - short_ticks)
+    threads = summary["threads"]
+    return {"sampler_cpu_ms": long_ms, "seconds": long_summary["seconds"], "threads": threads,
+            "us_per_thread_tick": per_tick_ms * 1000,
+            "core_percent": per_tick_ms * threads * rate / 10,
+            "one_time_ms": max(0.0, short_ms - per_tick_ms * short_ticks),
+            "whole_run_core_percent": long_ms / 10 / long_summary["seconds"]}
 
 
 def cmd_wall_cost(args):
@@ -49,7 +64,7 @@ def cmd_wall_cost(args):
     }
     cores = os.cpu_count() or 1
     eight = ["8", str(int(per_second * args.seconds * cores / 8)), "0"]
-    configurations = {"unprofiled": None, "cpu 1 kHz (perf engine)": ("cpu", "1ms"), "wall 1 kHz": ("wall", "1ms")}
+    configurations = {"unprofiled": None, "cpu 1 kHz (perf engine)": ("cpu", "1ms", "perf"), "wall 1 kHz": ("wall", "1ms")}
     times = {name: [] for name in configurations}
     for round_index in range(args.rounds):
         names = list(configurations)
@@ -67,9 +82,9 @@ def cmd_wall_cost(args):
     one, sleepers = result["one busy thread, wall 1 kHz"], result["100 sleeping + 2 busy threads, wall 100 Hz"]
     slowdown = result["8 busy threads, slowdown"]
     print("| figure | measured | budget |\n|---|---|---|")
-    print(f"| sampler thread, one busy thread at wall 1 kHz ({one['threads']} threads) | {one['us_per_thread_tick']:.2f} µs per "
-          f"thread-tick, {one['core_percent']:.2f} % of a core | ≤ 3 µs, ≤ 0.5 % |")
-    print(f"| sampler thread, 100 sleeping + 2 busy threads at wall 100 Hz | {sleepers['us_per_thread_tick']:.2f} µs per "
-          f"thread-tick, {sleepers['core_percent']:.2f} % of a core | ≤ 0.5 % |")
+    for label, figures, budget in ((f"one busy thread at wall 1 kHz ({one['threads']} threads)", one, "≤ 3 µs, ≤ 0.5 %"),
+                                   ("100 sleeping + 2 busy threads at wall 100 Hz", sleepers, "≤ 0.5 %")):
+        print(f"| sampler thread, {label} | {figures['us_per_thread_tick']:.2f} µs per thread-tick, {figures['core_percent']:.2f} % "
+              f"of a core (whole run with its one-time {figures['one_time_ms']:.1f} ms: {figures['whole_run_core_percent']:.2f} %) | {budget} |")
     print(f"| 8 busy threads on {cores} cores, slowdown (median of {args.rounds} interleaved rounds) | wall 1 kHz "
           f"{slowdown['wall 1 kHz']:+.1f} %, cpu 1 kHz {slowdown['cpu 1 kHz (perf engine)']:+.1f} % | wall ≤ cpu + 1 % |")

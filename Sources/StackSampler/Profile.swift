@@ -72,7 +72,7 @@ public struct Profile: Sendable {
         public var earlyOverflows = 0
         /// Not a loss: samples whose walk crossed JIT code (code without unwind info that no module
         /// accounts for: anonymous memory, code a runtime declares in `/tmp/perf-PID.map`) by its frame
-        /// pointers, every step checked (see README, How it works). Not kept in raw recordings.
+        /// pointers, every step checked (see docs/design.md, How it works). Not kept in raw recordings.
         public var framePointerSamples = 0
     }
 

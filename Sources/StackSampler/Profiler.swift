@@ -26,7 +26,7 @@ public enum Profiler {
     private static let sessionsStarted = Atomic<UInt64>(0)
 
     /// Starts sampling all threads every `period` of CPU time (`.cpu`) or wall-clock time (`.wall`).
-    public static func start(period: Duration = .milliseconds(10), mode: SamplingMode = .cpu) throws(ProfilerError) {
+    public static func start(period: Duration = SessionSettings.period.defaultValue!, mode: SamplingMode = SessionSettings.mode.defaultValue!) throws(ProfilerError) {
         try start(ProfilerConfiguration(period: period, mode: mode))
     }
 

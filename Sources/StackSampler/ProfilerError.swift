@@ -19,7 +19,7 @@ public enum ProfilerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notRunning: "the profiler is not running; call start() first"
         case .noFreeSignal(let mode): "no free signal for \(mode) mode: the program handles SIGPROF and every candidate real-time signal"
         case .invalidConfiguration(let detail): "invalid configuration: \(detail)"
-        case .invalidPeriod(let text): "'\(text)' is not a sampling period; use a number with a unit: 10ms, 500us, 1s (\(PeriodParser.acceptedDescription))"
+        case .invalidPeriod(let text): "'\(text)' is not a sampling period; use a number with a unit: 10ms, 500us, 1s (\(SessionSettings.period.range!))"
         case .outputFailed(let path, let reason): "cannot write \(path): \(reason)"
         }
     }

@@ -22,21 +22,17 @@ package struct DaemonSettings: Sendable {
     /// Whether any daemon setting is given: the process then runs the daemon.
     package var isActive: Bool { window != nil || listen != nil || pushURL != nil }
 
-    /// Reads the settings; a bad value is an error that names the variable and what it accepts.
-    package static func fromEnvironment() throws(SettingError) -> DaemonSettings {
-        var settings = DaemonSettings(window: try read(SessionSettings.continuous), keep: try read(SessionSettings.keep),
-                                      listen: try read(SessionSettings.listen),
-                                      maxRequestSeconds: try read(SessionSettings.maxRequestSeconds) ?? 300,
-                                      pushURL: try read(SessionSettings.push))
+    /// Reads the settings (an empty variable counts as unset); a bad value is an error that names the variable and what it accepts.
+    package static func fromEnvironment(_ environment: SettingEnvironment = .process) throws(SettingError) -> DaemonSettings {
+        var settings = DaemonSettings(window: try environment.value(SessionSettings.continuous), keep: try environment.value(SessionSettings.keep),
+                                      listen: try environment.value(SessionSettings.listen),
+                                      maxRequestSeconds: try environment.value(SessionSettings.maxRequestSeconds)
+                                          ?? SessionSettings.maxRequestSeconds.defaultValue!,
+                                      pushURL: try environment.value(SessionSettings.push))
         if settings.pushURL != nil, settings.window == nil { settings.window = defaultPushWindow }
         return settings
     }
 
     /// Whether `STACKSAMPLER_OUTPUT` names a file per window (`%t`).
     package static func rotates(_ path: String) -> Bool { path.replacingStamp(with: "") != path }
-
-    private static func read<Value>(_ setting: Setting<Value>) throws(SettingError) -> Value? {
-        guard let text = getenv(setting.variable).map({ String(cString: $0) }), !text.isEmpty else { return nil }
-        return try setting.parse(text, from: .environment)
-    }
 }

@@ -7,7 +7,7 @@ const char *stacksampler_error_message(int status) {
     case STACKSAMPLER_ERROR_ALREADY_RUNNING: return "the profiler is already running; call stacksampler_stop() first";
     case STACKSAMPLER_ERROR_NOT_RUNNING: return "the profiler is not running; call stacksampler_start() first";
     case STACKSAMPLER_ERROR_INVALID_ARGUMENT:
-        return "invalid argument: the period must be 50 us to 60 s, the mode STACKSAMPLER_MODE_CPU or "
+        return "invalid argument: the period must be from 50us to 60s, the mode STACKSAMPLER_MODE_CPU or "
                "STACKSAMPLER_MODE_WALL, the format folded, svg, pprof, speedscope or NULL, the path not NULL";
     case STACKSAMPLER_ERROR_UNAVAILABLE:
         return "sampling is unavailable: libStackSamplerPreloadSwift.so is missing, or every "

@@ -21,10 +21,10 @@ struct InvocationEnvironment: Sendable {
 
     /// Reads the variables; `pid` replaces `%p` in paths.
     static func read(pid: String) throws(SettingError) -> InvocationEnvironment {
-        let asked = try PreloadSettings.read(SessionSettings.invocations).flatMap { $0.isEmpty ? nil : $0.replacingPercentP(with: pid) }
+        let asked = try PreloadSettings.read(SessionSettings.invocations)?.replacingPercentP(with: pid)
         let output = asked == "1" ? nil : asked
-        let callsPath = try PreloadSettings.read(SessionSettings.calls).flatMap { $0.isEmpty ? nil : $0.replacingPercentP(with: pid) }
-        let format = try PreloadSettings.read(SessionSettings.invocationFormat) ?? .chrome
+        let callsPath = try PreloadSettings.read(SessionSettings.calls)?.replacingPercentP(with: pid)
+        let format = try PreloadSettings.read(SessionSettings.invocationFormat) ?? SessionSettings.invocationFormat.defaultValue!
         let threshold = try PreloadSettings.read(SessionSettings.stallThreshold)
         let tracked = asked != nil || callsPath != nil
         guard tracked || threshold != nil else { return InvocationEnvironment(configuration: nil, outputPath: nil, format: format) }

@@ -41,8 +41,8 @@ struct PreloadSettings: Sendable {
     /// nor a daemon setting is given (the library stays idle).
     static func fromEnvironment() throws(SettingError) -> PreloadSettings? {
         let daemon = try DaemonSettings.fromEnvironment()
-        let output = try read(SessionSettings.output) ?? ""
-        guard !output.isEmpty || daemon.isActive else { return nil }
+        let output = try read(SessionSettings.output)
+        guard output != nil || daemon.isActive else { return nil }
         var configuration = ProfilerConfiguration()
         if let period = try read(SessionSettings.period) { configuration.period = period }
         if let mode = try read(SessionSettings.mode) { configuration.mode = mode }
@@ -52,15 +52,15 @@ struct PreloadSettings: Sendable {
         configuration.recordingPath = try read(SessionSettings.raw)?.replacingPercentP(with: String(getpid()))
         if let slots = try read(SessionSettings.bufferSize) { configuration.bufferSlots = slots }
         if let depth = try read(SessionSettings.maxDepth) { configuration.maxDepth = depth }
-        if let root = try read(SessionSettings.debugRoot), !root.isEmpty { configuration.symbols.debugRoot = root }
+        if let root = try read(SessionSettings.debugRoot) { configuration.symbols.debugRoot = root }
         configuration.symbols.keepsSpecializations = try read(SessionSettings.specializations) ?? false
         configuration.symbols.resolvesLines = try read(SessionSettings.lines) ?? false
-        configuration.asyncStacks = try read(SessionSettings.asyncStacks) ?? true
+        if let asyncStacks = try read(SessionSettings.asyncStacks) { configuration.asyncStacks = asyncStacks }
         let invocations = try InvocationEnvironment.read(pid: String(getpid()))
         configuration.invocations = invocations.configuration
         let format = try read(SessionSettings.format)
-        let outputs = output.split(separator: ",").map { OutputTarget(path: String($0), format: format) }
-        guard !outputs.isEmpty || output.isEmpty else {
+        let outputs = (output ?? "").split(separator: ",").map { OutputTarget(path: String($0), format: format) }
+        if let output, outputs.isEmpty {
             throw SettingError(description: "\(SessionSettings.output.variable)=\(output) names no file; give one or more paths separated by commas")
         }
         let options = ExportOptions(perThreadRoots: try read(SessionSettings.perThread) ?? false,
@@ -73,14 +73,9 @@ struct PreloadSettings: Sendable {
                                configuration: configuration, options: options, invocations: invocations, daemon: daemon)
     }
 
-    /// The value of `setting`'s variable, if set.
+    /// The value of `setting`'s variable, if set and not empty (`SettingEnvironment`).
     static func read<Value>(_ setting: Setting<Value>) throws(SettingError) -> Value? {
-        try variable(setting.variable).map { text throws(SettingError) in try setting.parse(text, from: .environment) }
-    }
-
-    /// The value of environment variable `name`, if set.
-    static func variable(_ name: String) -> String? {
-        getenv(name).map { String(cString: $0) }
+        try SettingEnvironment.process.value(setting)
     }
 }
 

@@ -46,7 +46,7 @@ struct DaemonConnection {
         let socket = ServiceSocket.defaultPath(pid: pid, uid: status.st_uid)
         if access(socket, F_OK) == 0 { return try reachable(pid: pid, socket: socket) }
         let environment = (try? readEnvironment(of: pid)) ?? [:]
-        if let listen = environment[SessionSettings.listen.variable], listen != "unix" {
+        if let listen = SettingEnvironment(environment).text(SessionSettings.listen.variable), listen != "unix" {
             let connection = listen.hasPrefix("unix:") ? try reachable(pid: pid, socket: String(listen.dropFirst(5)))
                 : DaemonConnection(pid: pid, baseURL: "http://\(connectableHost(listen))", unixSocketPath: nil)
             try connection.checkServedByTheProcess(listen: listen, socket: socket)

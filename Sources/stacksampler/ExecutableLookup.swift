@@ -1,4 +1,5 @@
 import Foundation
+import StackSampler
 
 /// Finding the program to run.
 enum ExecutableLookup {
@@ -24,11 +25,11 @@ enum PreloadLibrary {
 
     /// The library's absolute path; throws with what to do when it is missing.
     static func locate() throws -> String {
-        if let explicit = ProcessInfo.processInfo.environment["STACKSAMPLER_PRELOAD_LIBRARY"] { return explicit }
+        if let explicit = SettingEnvironment.process.text(SessionSettings.preloadLibraryVariable) { return explicit }
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         let candidate = executable.deletingLastPathComponent().appendingPathComponent(fileName).path
         guard FileManager.default.fileExists(atPath: candidate) else {
-            throw ValidationErrorText("\(fileName) not found beside \(executable.path); build it with swift build -c release or set STACKSAMPLER_PRELOAD_LIBRARY")
+            throw ValidationErrorText("\(fileName) not found beside \(executable.path); build it with swift build -c release or set \(SessionSettings.preloadLibraryVariable)")
         }
         return candidate
     }

@@ -12,10 +12,10 @@ struct InvocationOptions: ParsableArguments {
     var calls: String?
 
     @Option(help: "Format of the invocations file: chrome (Perfetto, chrome://tracing), speedscope, or spans.")
-    var invocationFormat: String = InvocationFormat.chrome.rawValue
+    var invocationFormat: String = SessionSettings.invocationFormat.defaultValue!.rawValue
 
     @Option(help: "Keep invocations seen in at least this many samples (one sample tells no duration).")
-    var invocationMinSamples: Int = 2
+    var invocationMinSamples: Int = SessionSettings.invocationMinSamples.defaultValue!
 
     @Option(help: ArgumentHelp("Keep invocations lasting at least this long: 5ms, 500us.", valueName: "duration"))
     var invocationMinDuration: String?
@@ -27,7 +27,7 @@ struct InvocationOptions: ParsableArguments {
     var invocationMaxDepth: Int?
 
     @Option(help: "Invocations kept in memory; later ones are counted as dropped.")
-    var invocationCapacity: Int = 1_000_000
+    var invocationCapacity: Int = SessionSettings.invocationCapacity.defaultValue!
 
     @Option(help: ArgumentHelp("Report a call running longer than this, once, while it runs: 250ms, 1s.", valueName: "duration"))
     var stallThreshold: String?

@@ -24,7 +24,7 @@ struct ProfileCommand: ParsableCommand {
     var seconds = 10
 
     @Option(help: "cpu or wall.")
-    var mode = "cpu"
+    var mode = SessionSettings.mode.defaultValue!.rawValue
 
     @OptionGroup var output: OutputOptions
 

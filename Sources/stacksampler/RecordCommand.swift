@@ -12,19 +12,19 @@ struct RecordCommand: ParsableCommand {
     )
 
     @Option(help: "cpu (each thread per period of its CPU time) or wall (every thread per period of real time, running or blocked).")
-    var mode: String = "cpu"
+    var mode: String = SessionSettings.mode.defaultValue!.rawValue
 
-    @Option(help: "Time between two samples of a thread: 10ms, 500us, 1s (from 50us to 60s).")
-    var period: String = "10ms"
+    @Option(help: "Time between two samples of a thread: 10ms, 500us, 1s (\(SessionSettings.period.range!)).")
+    var period: String = PeriodParser.format(SessionSettings.period.defaultValue!)
 
     @Option(help: "cpu mode: auto (perf_event counters when the kernel allows them, else timers), perf, or timer (CPU-time timers, which fire at scheduler ticks only).")
-    var engine: String = "auto"
+    var engine: String = SessionSettings.engine.defaultValue!.rawValue
 
     @Option(help: "cpu mode: sample an event instead of CPU time: page-faults, context-switches, cpu-migrations, cycles, instructions, cache-misses, branch-misses (perf engine; hardware events need a PMU).")
     var event: String?
 
-    @Option(help: "With --event: a sample every this many events.")
-    var eventPeriod: Int = 1
+    @Option(help: "With --event: a sample every this many events, a number \(SessionSettings.eventPeriod.range!).")
+    var eventPeriod: Int = SessionSettings.eventPeriod.defaultValue!
 
     /// Where profiles go (`stacksampler.folded` when no `-o` is given); `%p` becomes the pid.
     @OptionGroup var output: OutputOptions
@@ -32,11 +32,11 @@ struct RecordCommand: ParsableCommand {
     @Flag(help: "Add a root frame [name tid=N] per thread instead of merging threads.")
     var perThread = false
 
-    @Option(help: "Frames kept per sample; deeper stacks are truncated and marked.")
-    var maxDepth: Int = 256
+    @Option(help: "Frames kept per sample (\(SessionSettings.maxDepth.range!)); deeper stacks are truncated and marked.")
+    var maxDepth: Int = SessionSettings.maxDepth.defaultValue!
 
-    @Option(help: "Samples the buffer holds between two drains (cpu mode: drained when it could be a quarter full, every 5-100 ms; wall mode: every tick); beyond it samples are dropped and counted. Memory: about 2 KB per sample at the default depth.")
-    var bufferSize: Int = 1024
+    @Option(help: "Samples the buffer holds between two drains (cpu mode: drained when it could be a quarter full, every 5-100 ms; wall mode: every tick); beyond it samples are dropped and counted (\(SessionSettings.bufferSize.range!)). Memory: about 2 KB per sample at the default depth.")
+    var bufferSize: Int = SessionSettings.bufferSize.defaultValue!
 
     @Flag(help: "Profile the whole process tree (fork and exec) into one profile, with a root frame [name pid=N] per process.")
     var followChildren = false
@@ -56,10 +56,10 @@ struct RecordCommand: ParsableCommand {
     @OptionGroup(title: "Invocations and stalls")
     var invocationOptions: InvocationOptions
 
-    @Option(help: "Continuous mode: sampling never stops, and every window of this length (60s, 10s, 500ms) becomes a profile of its own, written as it ends; put %t in -o for a file per window (the window's start, UTC). Each window's summary goes to stderr.")
+    @Option(help: "Continuous mode: sampling never stops, and every window of this length (60s, 10s, 500ms; \(SessionSettings.continuous.range!)) becomes a profile of its own, written as it ends; put %t in -o for a file per window (the window's start, UTC). Each window's summary goes to stderr.")
     var continuous: String?
 
-    @Option(help: "With --continuous and %t in -o: keep only the newest N window files.")
+    @Option(help: "With --continuous and %t in -o: keep only the newest N window files (N \(SessionSettings.keep.range!)).")
     var keep: Int?
 
     @Argument(parsing: .captureForPassthrough, help: "The command to profile, after --.")
@@ -137,7 +137,7 @@ struct RecordCommand: ParsableCommand {
         let summaryPattern = summaryDirectory.appendingPathComponent("summary-%p").path
 
         var environment = ProcessInfo.processInfo.environment
-        environment["STACKSAMPLER_OWNER_PID"] = nil
+        environment[SessionSettings.ownerVariable] = nil
         environment["LD_PRELOAD"] = [library, environment["LD_PRELOAD"]].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
         let processDirectory = summaryDirectory.appendingPathComponent("processes")
         try FileManager.default.createDirectory(at: processDirectory, withIntermediateDirectories: true)

@@ -22,7 +22,7 @@ struct TopCommand: ParsableCommand {
     var pid: Int32
 
     @Option(help: "cpu or wall.")
-    var mode = "cpu"
+    var mode = SessionSettings.mode.defaultValue!.rawValue
 
     @Option(help: "Time between refreshes, in whole seconds (1s, 2s…).")
     var interval = "1s"

@@ -5,7 +5,7 @@ extension EndToEnd {
     /// exec and fork under the preload library at a high rate: no profiler signal reaches a new
     /// image, no forked child hangs, and the profile of an image that execs is kept under its
     /// own name. Each run is compared with the program's unprofiled run; every run has a time
-    /// limit, so a hang fails. More repetitions: Scripts/check-exec-fork.sh.
+    /// limit, so a hang fails. More repetitions: Scripts/probes/exec-fork.sh.
     @Suite struct ExecSafety {
         /// Settings of a profiled run at 1 ms with `%p`, in `mode`.
         private static func settings(_ mode: String) -> [String: String] {

@@ -10,7 +10,7 @@ enum GoPprof {
     }()
 
     /// Why tests that need it are skipped.
-    static let skipReason: Comment = "go is not installed (apt-get install golang-go, or run Scripts/check-pprof.sh)"
+    static let skipReason: Comment = "go is not installed (apt-get install golang-go, or run Scripts/setup.sh)"
 
     /// Self samples of the functions that have any, from `go tool pprof -top -sample_index=samples`
     /// (all of them: by default pprof leaves out functions under 0.5 % of the samples).

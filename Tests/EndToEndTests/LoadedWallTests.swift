@@ -15,7 +15,7 @@ extension EndToEnd {
         /// time, so a boundary between two computing calls moves by up to that period over its
         /// share of a core. Before (the sampler signalling threads it saw running): a 120 ms spin
         /// reported as 320 ms and the sleep after it missing. The program's very first call starts
-        /// before the engine has its first sample (README Known limits): it is only checked to be
+        /// before the engine has its first sample (docs/limits.md): it is only checked to be
         /// not longer than it was.
         @Test("busy machine, wall 1 ms and 10 ms: every call of the phases program is found, lasting what the program measured",
               arguments: [1.0, 10.0])
@@ -77,7 +77,7 @@ extension EndToEnd {
         /// (the sampler never signals a thread; the engine's counters signal only in user space);
         /// a function that spins, waiting for a core part of the time, is never counted for more
         /// ticks than its call lasted (2 % for the ticks at either end). Not checked: that it is
-        /// counted at every one of them (README Known limits: the perf engine's samples of a
+        /// counted at every one of them (docs/limits.md: the perf engine's samples of a
         /// thread kept off its core much of the time can stop for hundreds of milliseconds, and
         /// the ticks between are counted lost).
         @Test("busy machine, wall 1 ms and 10 ms: no EINTR in blocking bursts; a busy call never counted longer than it lasted",

@@ -58,7 +58,7 @@ extension EndToEnd {
 
         /// Threads far shorter than the period and the scheduler tick: each one's first expiry is
         /// random, so together they get a sample per period of their CPU. 200 µs each rather than
-        /// the 100 µs doubles the expected count (about 225), so that ±25 % is about four
+        /// threads of 100 µs doubles the expected count (about 225), so that ±25 % is about four
         /// standard deviations of the Poisson noise and the test does not fail by chance (±10 %
         /// would need ten times the threads: see the perf engine's test at 1 ms below).
         @Test("10,000 threads of 200 µs get churn_fn samples within 25 % of their CPU / period (cpu, 10 ms)",

@@ -1,7 +1,8 @@
 /* Profiles one region of itself through the C API (stacksampler.h), linked against
  * libStackSamplerPreload.so rather than preloaded. Burns CPU before, inside and after the
  * region; writes the region's profile to argv[1] (format from the extension) and argv[2]
- * (pprof). Prints each API result as `NAME CODE` and `error_message ok` if descriptions exist. */
+ * (pprof). Prints each API result as `NAME CODE`, `error_message ok` if descriptions exist, and the
+ * description of STACKSAMPLER_ERROR_INVALID_ARGUMENT. */
 #include "workload.h"
 #include <stacksampler.h>
 #include <stdio.h>
@@ -35,5 +36,6 @@ int main(int argc, char **argv) {
     printf("write_pprof %d\n", stacksampler_write(argv[2], "pprof"));
     int described = strcmp(stacksampler_error_message(STACKSAMPLER_ERROR_NOT_RUNNING), stacksampler_error_message(42)) != 0;
     printf("error_message %s\n", described ? "ok" : "missing");
+    printf("invalid_argument_message %s\n", stacksampler_error_message(STACKSAMPLER_ERROR_INVALID_ARGUMENT));
     return 0;
 }

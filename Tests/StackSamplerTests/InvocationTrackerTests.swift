@@ -129,6 +129,21 @@ import Testing
         #expect(tracker.records.allSatisfy { $0.samples == 3 && $0.durationNanoseconds == 3 * Self.period })
     }
 
+    /// Ticks of a sleeping thread counted in one step extend the open stack as many single ones do.
+    @Test func repeatsCountedInOneStepEqualSingleOnes() throws {
+        var single = Self.tracker()
+        var batched = Self.tracker()
+        Self.feed(&single, [[0x1010, 0x2005]])
+        Self.feed(&batched, [[0x1010, 0x2005]])
+        for tick in 2...5 { single.repeatLast(thread: 0, at: UInt64(tick) * Self.period) }
+        batched.repeatLast(thread: 0, at: 5 * Self.period, times: 4)
+        single.finish()
+        batched.finish()
+        #expect(batched.records.map(\.samples) == [5, 5])
+        #expect(batched.records.map(\.samples) == single.records.map(\.samples))
+        #expect(batched.records.map(\.durationNanoseconds) == single.records.map(\.durationNanoseconds))
+    }
+
     @Test func minimumSamplesAndDurationFilter() throws {
         var tracker = Self.tracker(InvocationConfiguration(minimumSamples: 2, minimumDuration: .nanoseconds(3 * Self.period)))
         Self.feed(&tracker, [[0x1010, 0x2005], [0x1010, 0x3005], [0x1010, 0x3005], [0x1010, 0x2005], [0x1010, 0x2005], [0x1010, 0x2005]])

@@ -15,9 +15,11 @@ private func writtenRecording() throws -> [UInt8] {
     let a = StackAggregator.StackKey(thread: 0, frames: [0x30, 0x20, 0x10], truncated: false)
     let b = StackAggregator.StackKey(thread: 0, frames: [0x40, 0x10], truncated: false)
     let c = StackAggregator.StackKey(thread: 1, frames: [0x50], truncated: true)
-    for (key, time) in [(a, UInt64(2_000)), (b, 3_000), (a, 4_000), (c, 5_000), (c, 6_000)] {
-        writer.repeatLast(key, at: time, threads: threads)
+    for (key, time) in [(a, UInt64(2_000)), (b, 3_000), (a, 4_000)] {
+        writer.repeatLast(key, at: time, times: 1, spacing: 0, threads: threads)
     }
+    // Two wall ticks of a thread that did not move, counted in one step: each at its own time.
+    writer.repeatLast(c, at: 6_000, times: 2, spacing: 1_000, threads: threads)
     var losses = Profile.Losses()
     losses.droppedSamples = 7
     writer.finish(durationNanoseconds: 10_000, threads: threads, losses: losses)

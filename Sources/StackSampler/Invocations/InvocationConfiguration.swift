@@ -18,7 +18,8 @@ public struct InvocationConfiguration: Sendable {
     public var stallsPath: String?
 
     /// Creates settings; by default up to 1,000,000 invocations seen in at least 2 samples are kept, and no stall is reported.
-    public init(capacity: Int = 1_000_000, minimumSamples: Int = 2, minimumDuration: Duration = .zero,
+    public init(capacity: Int = SessionSettings.invocationCapacity.defaultValue!,
+                minimumSamples: Int = SessionSettings.invocationMinSamples.defaultValue!, minimumDuration: Duration = .zero,
                 functionPattern: FunctionPattern? = nil, maxDepth: Int? = nil,
                 stallThreshold: Duration? = nil, stallsPath: String? = nil) {
         self.capacity = capacity

@@ -26,18 +26,18 @@ final class InvocationRecorder: SampleConsumer, @unchecked Sendable {
         noteThreads(threads)
         tracker.record(thread: stack.thread, leafFirst: sample.frames, isComplete: sample.isComplete, at: sample.timeNanoseconds)
         copyToSpans()
-        countTracking(since: start)
+        countTracking(1, since: start)
     }
 
-    func repeatLast(_ stack: StackAggregator.StackKey, at time: UInt64, threads: [ThreadRecord]) {
+    func repeatLast(_ stack: StackAggregator.StackKey, at time: UInt64, times: Int, spacing: UInt64, threads: [ThreadRecord]) {
         let start = ss_now_ns()
-        tracker.repeatLast(thread: stack.thread, at: time)
-        countTracking(since: start)
+        tracker.repeatLast(thread: stack.thread, at: time, times: times)
+        countTracking(times, since: start)
     }
 
-    /// Counts one sample tracked, and the time since `start`.
-    private func countTracking(since start: UInt64) {
-        tracker.counts.trackedSamples += 1
+    /// Counts `samples` tracked, and the time since `start`.
+    private func countTracking(_ samples: Int, since start: UInt64) {
+        tracker.counts.trackedSamples += samples
         tracker.counts.trackingNanoseconds &+= ss_now_ns() &- start
     }
 

@@ -101,12 +101,13 @@ struct InvocationTracker<Lookup: FunctionLookup> {
         open[thread] = stack
     }
 
-    /// Counts the thread's last stack once more at `time` (wall mode: the thread has not run since).
-    mutating func repeatLast(thread: Int, at time: UInt64) {
+    /// Counts the thread's last stack `times` more, the last at `time` (wall mode: the thread
+    /// has not run since).
+    mutating func repeatLast(thread: Int, at time: UInt64, times: Int = 1) {
         guard var stack = open.removeValue(forKey: thread) else { return }
         for index in stack.indices {
             stack[index].lastSeen = max(stack[index].lastSeen, time)
-            stack[index].samples += 1
+            stack[index].samples += times
         }
         checkStall(&stack, thread: thread)
         open[thread] = stack

@@ -57,8 +57,9 @@ final class RawStreamWriter: SampleConsumer, @unchecked Sendable {
         for _ in 0..<sample.periods { add(stack, at: sample.timeNanoseconds, threads: threads) }
     }
 
-    func repeatLast(_ stack: StackAggregator.StackKey, at time: UInt64, threads: [ThreadRecord]) {
-        add(stack, at: time, threads: threads)
+    /// Adds the stack once per tick, each at its own time.
+    func repeatLast(_ stack: StackAggregator.StackKey, at time: UInt64, times: Int, spacing: UInt64, threads: [ThreadRecord]) {
+        for before in (0..<times).reversed() { add(stack, at: time &- UInt64(before) &* spacing, threads: threads) }
     }
 
     /// A thread's record stays in the stream; nothing to do.

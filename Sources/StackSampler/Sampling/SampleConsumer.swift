@@ -5,8 +5,9 @@
 protocol SampleConsumer: AnyObject {
     /// A sample, counted as `stack` (`stack.thread` indexes `threads`, the session's thread records).
     func take(_ sample: Sample, as stack: StackAggregator.StackKey, threads: [ThreadRecord])
-    /// `stack` counted once more at `time`: a wall-mode tick in which its thread did not move.
-    func repeatLast(_ stack: StackAggregator.StackKey, at time: UInt64, threads: [ThreadRecord])
+    /// `stack` counted `times` more, at ticks `spacing` ns apart, the last at `time`: wall-mode
+    /// ticks in which its thread did not move.
+    func repeatLast(_ stack: StackAggregator.StackKey, at time: UInt64, times: Int, spacing: UInt64, threads: [ThreadRecord])
     /// The thread with record index `thread` has exited.
     func threadEnded(_ thread: Int)
     /// After each wake of the sampler thread, with the losses so far.
@@ -45,16 +46,16 @@ struct SampleRouting {
         let stack = aggregator.record(sample)
         for collector in collectors { collector.counts.record(sample) }
         for consumer in consumers { consumer.take(sample, as: stack, threads: aggregator.threads) }
-        repeatLast(sample.tid, at: sample.timeNanoseconds, times: owedTicks)
+        repeatLast(sample.tid, at: sample.timeNanoseconds, times: owedTicks, spacing: 0)
     }
 
-    /// Counts the last stack of `tid` `times` more (ticks it stood for without a new sample).
-    mutating func repeatLast(_ tid: Int32, at now: UInt64, times: Int) {
-        for _ in 0..<times {
-            guard let stack = aggregator.repeatLast(tid, at: now) else { return }
-            for collector in collectors { collector.counts.repeatLast(tid, at: now) }
-            for consumer in consumers { consumer.repeatLast(stack, at: now, threads: aggregator.threads) }
-        }
+    /// Counts the last stack of `tid` `times` more (ticks it stood for without a new sample),
+    /// at ticks `spacing` ns apart, the last at `now`: one step whatever `times` is, so that a
+    /// thread that has not run costs the same for one tick as for many.
+    mutating func repeatLast(_ tid: Int32, at now: UInt64, times: Int, spacing: UInt64) {
+        guard times > 0, let stack = aggregator.repeatLast(tid, at: now, times: times) else { return }
+        for collector in collectors { collector.counts.repeatLast(tid, at: now, times: times) }
+        for consumer in consumers { consumer.repeatLast(stack, at: now, times: times, spacing: spacing, threads: aggregator.threads) }
     }
 
     /// Forgets the tid of a thread that has exited.

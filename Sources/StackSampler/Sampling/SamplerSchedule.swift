@@ -1,8 +1,10 @@
 /// What the sampler thread does at each wake besides draining the engine's buffer, and how
 /// often it wakes: one type per sampling mode (`CPUDrainSchedule`, `WallScheduler`).
 protocol SamplerSchedule {
-    /// Time between two wakes, in ns.
+    /// Time between two ticks, in ns.
     var intervalNanoseconds: UInt64 { get }
+    /// Ticks the next wake should come after (it may come later: `wake`'s `late`).
+    var ticksPerWake: Int { get }
     /// Wake-ups that came late: ticks counted with the stacks found when the sampler woke.
     var missedTicks: Int { get }
     /// Ticks of a thread whose stack could not be known without risk (`Profile.Losses.skippedTicks`).
@@ -12,21 +14,27 @@ protocol SamplerSchedule {
     /// Hands a sample drained from the engine's buffer to `routing` (by default taken at once,
     /// with the ticks `arrived` says it stands for).
     mutating func route(_ sample: Sample, into routing: inout SampleRouting)
-    /// The work of a wake at `now`, `due` ticks after the last one: `threads` are attached.
+    /// The work of a wake at `now`, `due` ticks after the last one (`late` of them more than
+    /// `ticksPerWake` asked for: the sampler thread was kept off a core): `threads` are attached.
     /// Returns early once `stopRequested` says so.
-    mutating func wake(at now: UInt64, due: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting,
+    mutating func wake(at now: UInt64, due: Int, late: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting,
                        stopRequested: () -> Bool)
     /// Forgets a thread that has exited.
     mutating func threadEnded(_ tid: Int32)
     /// A thread has exited, before `routing` forgets it: what it still owes is counted.
     mutating func threadEnding(_ tid: Int32, routing: inout SampleRouting)
+    /// The counts are about to be read (a window, a span, a snapshot): ticks kept to be counted
+    /// later are counted now.
+    mutating func settle(routing: inout SampleRouting)
     /// The session ends, every sample drained: what the threads still owe is counted.
     mutating func finishing(routing: inout SampleRouting)
 }
 
 extension SamplerSchedule {
+    var ticksPerWake: Int { 1 }
     mutating func threadEnding(_ tid: Int32, routing: inout SampleRouting) {}
     mutating func finishing(routing: inout SampleRouting) {}
+    mutating func settle(routing: inout SampleRouting) {}
 
     mutating func route(_ sample: Sample, into routing: inout SampleRouting) {
         routing.take(sample, owedTicks: arrived(sample))

@@ -50,7 +50,8 @@ final class SamplerThread: @unchecked Sendable {
         schedule = switch configuration.mode {
         case .cpu: CPUDrainSchedule(periodNanoseconds: configuration.periodNanoseconds, bufferSlots: configuration.bufferSlots,
                                     sampledEvent: configuration.event != nil)
-        case .wall: WallScheduler(periodNanoseconds: configuration.periodNanoseconds, maxDepth: configuration.maxDepth)
+        case .wall: WallScheduler(periodNanoseconds: configuration.periodNanoseconds, maxDepth: configuration.maxDepth,
+                                 bufferSlots: configuration.bufferSlots)
         }
     }
 
@@ -103,7 +104,7 @@ final class SamplerThread: @unchecked Sendable {
     /// drained first, while sampling goes on.
     func snapshot(at end: UInt64) -> CountedSpan {
         loopLock.withLock { _ in
-            drain()
+            drainAndSettle()
             return countedSoFar(at: end)
         }
     }
@@ -112,7 +113,7 @@ final class SamplerThread: @unchecked Sendable {
     /// also counted in the span's own counts, until `endSpan`.
     func beginSpan(at now: UInt64) -> SpanCollector {
         loopLock.withLock { _ in
-            drain()
+            drainAndSettle()
             let span = SpanCollector(counts: routing.aggregator.continuation(at: now), startNanoseconds: now, startCounters: counters())
             routing.collectors.append(span)
             for consumer in routing.consumers { consumer.spanBegan(span) }
@@ -123,7 +124,7 @@ final class SamplerThread: @unchecked Sendable {
     /// Ends `span` at `end` and returns what it counted. Call it once per span, before `finish`.
     func endSpan(_ span: SpanCollector, at end: UInt64) -> CountedSpan {
         loopLock.withLock { _ in
-            drain()
+            drainAndSettle()
             routing.collectors.removeAll { $0 === span }
             refreshCPUTimes()
             span.counts.adoptThreadFigures(from: routing.aggregator)
@@ -143,6 +144,7 @@ final class SamplerThread: @unchecked Sendable {
     /// Continuous mode, on the sampler thread: the window that ends at `now` is handed over, and
     /// the counts go on afresh (live threads only, so memory does not grow with the run).
     private func cutWindow(at now: UInt64, deliver: @Sendable (CountedSpan) -> Void) {
+        schedule.settle(routing: &routing)
         refreshCPUTimes()
         let end = counters()
         var window = CountedSpan(counts: routing.aggregator, from: countsStart.counters, to: end,
@@ -197,11 +199,13 @@ final class SamplerThread: @unchecked Sendable {
         while !stopRequested.load(ordering: .acquiring), ss_buffer_prefault_next() != 0 {}
         ownTID.store(ss_current_tid(), ordering: .relaxed)
         let interval = schedule.intervalNanoseconds
-        var nextWake = ss_now_ns() + interval
-        var lastScan = ss_now_ns()
+        // Ticks lie on a grid from here; a wake counts those since the last one it counted.
+        var lastTick = ss_now_ns()
+        var lastScan = lastTick
         var windowEnd = startTime &+ (window?.nanoseconds ?? 0)
         while !stopRequested.load(ordering: .acquiring) {
-            let woken = ss_sampler_sleep_until(nextWake)
+            let planned = schedule.ticksPerWake
+            let woken = ss_sampler_sleep_until(lastTick &+ UInt64(planned) &* interval)
             if woken == Int32(SS_WOKEN_TO_STOP) { break }
             ss_sampler_park_point()
             if woken == Int32(SS_WOKEN_TO_REFRESH) {
@@ -211,12 +215,12 @@ final class SamplerThread: @unchecked Sendable {
                 continue
             }
             let now = ss_now_ns()
-            // Ticks due since the last one: more than one when this thread was kept off the CPU.
-            let due = now >= nextWake ? Int((now - nextWake) / interval) + 1 : 1
+            // Ticks due since the last one: more than planned when this thread was kept off the CPU.
+            let due = max(1, Int((now &- lastTick) / interval))
             ss_module_cache_refresh()
             ss_code_ranges_refresh()
             loopLock.withLock { _ in
-                wake(at: now, due: due, scanning: now &- lastScan >= Self.scanIntervalNanoseconds)
+                wake(at: now, due: due, late: max(0, due - planned), scanning: now &- lastScan >= Self.scanIntervalNanoseconds)
                 if let window, now >= windowEnd {
                     cutWindow(at: now, deliver: window.deliver)
                     // The next window ends a whole number of windows after the start; a late wake does not shift them.
@@ -224,24 +228,30 @@ final class SamplerThread: @unchecked Sendable {
                 }
             }
             if now &- lastScan >= Self.scanIntervalNanoseconds { lastScan = now }
-            nextWake += UInt64(due) * interval
+            lastTick &+= UInt64(due) &* interval
         }
         finalCPUNanoseconds = UInt64(max(0, ss_thread_cpu_time_ns(ss_current_tid())))
     }
 
     /// One wake of the loop: drain, scan when due, the mode's work, and the consumers' turn.
-    private func wake(at now: UInt64, due: Int, scanning: Bool) {
+    private func wake(at now: UInt64, due: Int, late: Int, scanning: Bool) {
         drain()
         if scanning {
             let ended = scan.scan(initial: false, own: ownThreads(), at: now, routing: &routing,
                                   ending: { self.schedule.threadEnding($0, routing: &$1) })
             for tid in ended { schedule.threadEnded(tid) }
         }
-        schedule.wake(at: now, due: due, threads: scan.attachedThreads(), routing: &routing,
+        schedule.wake(at: now, due: due, late: late, threads: scan.attachedThreads(), routing: &routing,
                       stopRequested: { self.stopRequested.load(ordering: .acquiring) })
         guard !routing.consumers.isEmpty else { return }
         let losses = lossCounters().losses(of: routing.aggregator, since: countsStart.counters.losses)
         for consumer in routing.consumers { consumer.woke(at: now, threads: routing.aggregator.threads, losses: losses) }
+    }
+
+    /// Drains the buffer and has the schedule count what it kept for later: the counts are whole.
+    private func drainAndSettle() {
+        drain()
+        schedule.settle(routing: &routing)
     }
 
     private func drain() {

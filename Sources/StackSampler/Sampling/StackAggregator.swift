@@ -76,14 +76,15 @@ struct StackAggregator: Sendable {
         threadIndexByTID[tid].map { lastStack[$0] != nil } ?? false
     }
 
-    /// Counts the last stack of `tid` once more (wall mode, thread did not run since); returns it.
+    /// Counts the last stack of `tid` `times` more (wall mode, thread did not run since), the
+    /// last time at `time`; returns it.
     @discardableResult
-    mutating func repeatLast(_ tid: Int32, at time: UInt64) -> StackKey? {
+    mutating func repeatLast(_ tid: Int32, at time: UInt64, times: Int = 1) -> StackKey? {
         guard let index = threadIndexByTID[tid], let key = lastStack[index] else { return nil }
-        counts[key, default: 0] += 1
-        if key.truncated { truncatedSamples += 1 }
-        threads[index].samples += 1
-        threads[index].taken += 1
+        counts[key, default: 0] += times
+        if key.truncated { truncatedSamples += times }
+        threads[index].samples += times
+        threads[index].taken += times
         threads[index].lastSeen = time
         return key
     }

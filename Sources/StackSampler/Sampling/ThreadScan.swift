@@ -21,6 +21,10 @@ struct ThreadScan {
     private var takenAtMaskCheck: [Int32: Int] = [:]
     /// Reused by every call, rather than an array allocated per tick.
     private var attachedBuffer = [Int32](repeating: 0, count: 256)
+    /// Threads a scan attached. The others were attached by the pthread_create hook and detach
+    /// themselves as they end, so their tid can come back only with a timer of its own: only
+    /// these need the orphaned-timer check (a descriptor's fstat and ioctl for each, per scan).
+    private var attachedByScan: Set<Int32> = []
 
     /// The threads the engine samples now.
     mutating func attachedThreads() -> ArraySlice<Int32> {
@@ -40,21 +44,28 @@ struct ThreadScan {
         let live = Set(ThreadDirectory.threadIDs()).subtracting(own)
         let attached = Set(attachedThreads())
         let unattached = live.subtracting(attached)
-        for tid in unattached where initial || unattachedAtLastScan.contains(tid) { _ = ss_thread_attach(tid, 0) }
+        for tid in unattached where initial || unattachedAtLastScan.contains(tid) {
+            _ = ss_thread_attach(tid, 0)
+            attachedByScan.insert(tid)
+        }
         unattachedAtLastScan = initial ? [] : unattached
         // Threads created through pthread_create detach themselves as they end: they are known
         // to the aggregator only.
         // A tid reused before this scan by a thread that bypassed the pthread_create hook still
         // has the exited thread's timer, which never fires: the new thread starts afresh.
-        let reused = attached.intersection(live).filter { ss_thread_timer_orphaned($0) != 0 }
+        let reused = attachedByScan.intersection(attached).intersection(live).filter { ss_thread_timer_orphaned($0) != 0 }
         let ended = Array(attached.union(routing.aggregator.liveThreadIDs).subtracting(live).union(reused))
         for tid in ended {
             ss_thread_detach(tid)
             ending(tid, &routing)
             routing.threadEnded(tid)
             takenAtMaskCheck[tid] = nil
+            attachedByScan.remove(tid)
         }
-        for tid in reused { _ = ss_thread_attach(tid, 1) }
+        for tid in reused {
+            _ = ss_thread_attach(tid, 1)
+            attachedByScan.insert(tid)
+        }
         let checkMasks = now &- lastMaskCheck >= Self.maskCheckIntervalNanoseconds
         if checkMasks { lastMaskCheck = now }
         routing.updateThreads { aggregator in

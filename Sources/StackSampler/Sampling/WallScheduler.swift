@@ -27,6 +27,13 @@ struct WallScheduler: SamplerSchedule {
     private let maximumRings = Int(ss_switch_ring_bound())
     /// Ticks waiting for a sample, per thread, at most (consecutive ones at one CPU time are one).
     private static let maximumPending = 4096
+    /// The longest the sampler sleeps between wakes when it counts several ticks per wake.
+    private static let longestWakeNanoseconds: UInt64 = 10_000_000
+    /// A sleeping thread's owed ticks are counted at least this often (so that invocations and
+    /// stalls see the sleep go on).
+    private static let longestOwedNanoseconds: UInt64 = 100_000_000
+    /// Calm wakes (no sleep missed, every thread's switches known) before the ticks per wake double.
+    private static let calmWakesToGrow = 4
 
     /// The tick: the sampling period.
     let intervalNanoseconds: UInt64
@@ -34,16 +41,32 @@ struct WallScheduler: SamplerSchedule {
     private let counterPeriod: Int64
     private(set) var missedTicks = 0
     private(set) var skippedTicks = 0
+    /// Ticks the next wake comes after (see `adaptTicksPerWake`).
+    private(set) var ticksPerWake = 1
+    /// The most ticks one wake may count: `longestWakeNanoseconds`, and a quarter of the
+    /// engine's buffer at the pace of the counters' samples on every core.
+    private let maximumTicksPerWake: Int
+    private var calmWakes = 0
+    /// Whether a ring was handed over at this wake (one at most per wake).
+    private var ringMovedThisWake = false
+    /// A thread asleep at least this long, its stack walked, gives its ring to a thread without
+    /// one that runs (when the rings are all taken): a sleeper without a ring costs a CPU-time
+    /// read per tick, a running thread without one a look through `/proc`.
+    private static let longSleepNanoseconds: UInt64 = 100_000_000
     private var threads: [Int32: WallThread] = [:]
     private var ringsOpen = 0
     private var switches = [ss_switch](repeating: ss_switch(), count: 256)
     /// Walks the stacks of threads blocked in a system call, without a signal.
     private let blockedWalker: BlockedThreadWalker
 
-    init(periodNanoseconds: UInt64, maxDepth: Int) {
+    init(periodNanoseconds: UInt64, maxDepth: Int, bufferSlots: Int) {
         intervalNanoseconds = periodNanoseconds
         counterPeriod = Int64(ss_wall_counter_period(periodNanoseconds))
         blockedWalker = BlockedThreadWalker(maxDepth: maxDepth)
+        let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let samplesPerTickAndCore = max(1, Int(periodNanoseconds / UInt64(max(1, counterPeriod))))
+        maximumTicksPerWake = max(1, min(Int(Self.longestWakeNanoseconds / max(1, periodNanoseconds)),
+                                         bufferSlots / (4 * cores * samplesPerTickAndCore)))
     }
 
     /// A sample of a running thread, kept until its thread's ticks are taken in at the next
@@ -61,6 +84,7 @@ struct WallScheduler: SamplerSchedule {
     /// them (no later sample can come), else counted lost.
     mutating func threadEnding(_ tid: Int32, routing: inout SampleRouting) {
         guard let thread = threads[tid] else { return }
+        payOwed(thread, routing: &routing)
         takeSamples(of: thread, upTo: .max, routing: &routing)
         for tick in thread.pending {
             if let known = thread.known, tick.cpu - known.cpu <= known.reach {
@@ -70,6 +94,18 @@ struct WallScheduler: SamplerSchedule {
             }
         }
         thread.pending = []
+    }
+
+    /// Every sleeping thread's owed ticks are counted: the counts are about to be read.
+    mutating func settle(routing: inout SampleRouting) {
+        for thread in threads.values { payOwed(thread, routing: &routing) }
+    }
+
+    /// Counts the ticks `thread` owes (asleep, its stack known), at their times.
+    private func payOwed(_ thread: WallThread, routing: inout SampleRouting) {
+        guard thread.owedTicks > 0, let known = thread.known else { return }
+        count(thread, known: known, at: thread.owedAt, ticks: thread.owedTicks, routing: &routing)
+        thread.paid()
     }
 
     /// Every thread's samples and ticks are taken in, and every ring is closed.
@@ -92,9 +128,12 @@ struct WallScheduler: SamplerSchedule {
     /// `due` ticks are counted, at the times they were due (the last one `now`): with the
     /// thread's switches a late wake loses nothing; a thread without them has its late ticks
     /// counted with the stack found now.
-    mutating func wake(at now: UInt64, due: Int, threads attached: ArraySlice<Int32>, routing: inout SampleRouting,
+    mutating func wake(at now: UInt64, due: Int, late: Int, threads attached: ArraySlice<Int32>, routing: inout SampleRouting,
                        stopRequested: () -> Bool) {
-        missedTicks += due - 1
+        missedTicks += late
+        ringMovedThisWake = false
+        var guessWouldGrow = false
+        defer { adaptTicksPerWake(calm: !guessWouldGrow) }
         for tid in attached {
             // A stop asked for meanwhile: the thread that asked waits for the sampler thread,
             // and its stack there is the profiler's own, not the program's.
@@ -102,13 +141,18 @@ struct WallScheduler: SamplerSchedule {
             let thread = state(of: tid, watched: true)
             let before = thread.place
             let records = readSwitches(of: thread)
-            if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
-                lookUnknown(thread, at: now, due: due, routing: &routing)
+            // Asleep since a sleep already walked: nothing to read, and its ticks owed, counted
+            // in one step later (`payOwed`).
+            if records.isEmpty, case .asleep(let since) = before, thread.known?.sleep == since {
+                thread.owe(due, at: now)
+                if UInt64(thread.owedTicks) &* intervalNanoseconds >= Self.longestOwedNanoseconds { payOwed(thread, routing: &routing) }
                 continue
             }
-            // Asleep since a sleep already walked: nothing to read.
-            if records.isEmpty, case .asleep(let since) = before, let known = thread.known, known.sleep == since {
-                for late in (0..<due).reversed() { count(thread, known: known, at: now &- UInt64(late) &* intervalNanoseconds, ticks: 1, routing: &routing) }
+            payOwed(thread, routing: &routing)
+            if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
+                // Its late ticks get the stack found now: never more of them than a late wake brings.
+                guessWouldGrow = true
+                lookUnknown(thread, at: now, due: due, routing: &routing)
                 continue
             }
             // Its CPU time now, and when: the ticks' CPU times are that less its time on a core since.
@@ -127,8 +171,10 @@ struct WallScheduler: SamplerSchedule {
                     skippedTicks += 1
                     continue
                 }
+                // Its CPU time at the tick: less what it ran since (asleep then, a sample taken after
+                // its sleep ended must not be taken in before the sleep's ticks are counted).
                 let (place, running) = Self.place(at: time, from: before, records: records, until: read)
-                takeSamples(of: thread, upTo: place == .onCore || place == .preempted ? cpu - running : cpu, routing: &routing)
+                takeSamples(of: thread, upTo: cpu - running, routing: &routing)
                 switch place {
                 case .asleep(let since):
                     if let known = thread.known, known.sleep == since {
@@ -137,12 +183,31 @@ struct WallScheduler: SamplerSchedule {
                         look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing)
                     } else {
                         skippedTicks += 1 // a sleep that ended before the sampler could walk it
+                        guessWouldGrow = true
                     }
                 case .onCore, .preempted: tick(thread, cpu: cpu - running, at: time, ticks: 1, routing: &routing)
                 case .unknown: skippedTicks += 1
                 }
             }
             takeSamples(of: thread, upTo: .max, routing: &routing)
+        }
+    }
+
+    /// After a wake: one tick per wake while a sleep ended before it could be walked or a
+    /// thread's switches were not known (its ticks would be counted with the stack found at the
+    /// wake); after `calmWakesToGrow` calm wakes in a row, twice as many, up to the maximum. A
+    /// thread's switches carry the time of each, so counting several ticks at one wake loses
+    /// nothing else: the wake costs the same for one tick as for ten.
+    private mutating func adaptTicksPerWake(calm: Bool) {
+        guard calm else {
+            ticksPerWake = 1
+            calmWakes = 0
+            return
+        }
+        calmWakes += 1
+        if calmWakes >= Self.calmWakesToGrow {
+            ticksPerWake = min(maximumTicksPerWake, ticksPerWake * 2)
+            calmWakes = 0
         }
     }
 
@@ -185,7 +250,29 @@ struct WallScheduler: SamplerSchedule {
             count(thread, known: known, at: now, ticks: due, routing: &routing)
         } else {
             look(at: thread, cpu: cpu, sleep: nil, at: now, due: due, routing: &routing)
+            if thread.ring == nil { lendRing(to: thread, at: now, routing: &routing) }
         }
+    }
+
+    /// `runner`, a thread without a ring that has run, gets the ring of a thread asleep for
+    /// `longSleepNanoseconds` whose sleep's stack is known (it is counted after that as a thread
+    /// without a ring: unmoved, its known stack), when every ring is taken; one per wake.
+    private mutating func lendRing(to runner: WallThread, at now: UInt64, routing: inout SampleRouting) {
+        guard !ringMovedThisWake, ringsOpen >= maximumRings else { return }
+        let sleeper = threads.values.first { thread in
+            guard thread.ring != nil, case .asleep(let since) = thread.place, thread.known?.sleep == since,
+                  thread.pending.isEmpty, thread.samples.isEmpty else { return false }
+            return now &- since >= Self.longSleepNanoseconds
+        }
+        guard let sleeper, let ring = sleeper.ring else { return }
+        ringMovedThisWake = true
+        payOwed(sleeper, routing: &routing)
+        ss_switch_ring_close(ring)
+        ringsOpen -= 1
+        sleeper.ring = nil
+        sleeper.place = .unknown
+        runner.ringTried = false
+        _ = state(of: runner.tid, watched: true)
     }
 
     /// The state kept for `tid`, made the first time; its ring is opened the first time the
@@ -286,11 +373,11 @@ struct WallScheduler: SamplerSchedule {
         if !reachedNext { thread.know(next) }
     }
 
-    /// Counts `known` (the thread's current known stack) for `ticks` ticks at `time`: the
-    /// sample itself the first time, at that time, its stack again after.
+    /// Counts `known` (the thread's current known stack) for `ticks` ticks a period apart, the
+    /// last at `time`: the sample itself the first time, its stack again after.
     private func count(_ thread: WallThread, known: WallThread.Known, at time: UInt64, ticks: Int, routing: inout SampleRouting) {
         if thread.counted {
-            routing.repeatLast(thread.tid, at: time, times: ticks)
+            routing.repeatLast(thread.tid, at: time, times: ticks, spacing: intervalNanoseconds)
         } else {
             var sample = known.sample
             sample.timeNanoseconds = time
@@ -363,10 +450,22 @@ final class WallThread {
     var pending: [Tick] = []
     /// Samples drained and not yet taken in, oldest first.
     var samples: [Known] = []
+    /// Ticks asleep with `known`'s stack not counted yet, the last at `owedAt`.
+    private(set) var owedTicks = 0
+    private(set) var owedAt: UInt64 = 0
     /// When its ring was opened (never: `.max`).
     var watchedSince = UInt64.max
 
     init(tid: Int32) { self.tid = tid }
+
+    /// `ticks` more ticks asleep, the last at `time`.
+    func owe(_ ticks: Int, at time: UInt64) {
+        owedTicks += ticks
+        owedAt = time
+    }
+
+    /// The owed ticks have been counted.
+    func paid() { owedTicks = 0 }
 
     /// `stack` is the newest known stack, not counted yet.
     func know(_ stack: Known) {

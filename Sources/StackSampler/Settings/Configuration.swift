@@ -50,11 +50,11 @@ public struct ProfilerConfiguration: Sendable {
     /// What drives sampling.
     public var mode: SamplingMode
     /// cpu mode: what produces the samples (wall mode: always the sampler thread's signals).
-    public var engine = SamplingEngine.auto
+    public var engine = SessionSettings.engine.defaultValue!
     /// cpu mode: sample an event instead of CPU time (perf engine), every `eventPeriod` of them.
     public var event: SamplingEvent?
     /// With `event`: a sample every this many events.
-    public var eventPeriod = 1
+    public var eventPeriod = SessionSettings.eventPeriod.defaultValue!
     /// Frames kept per sample; deeper stacks are kept truncated and marked.
     public var maxDepth: Int
     /// Samples the engine's buffer holds between two drains; beyond it samples are dropped and counted.
@@ -68,10 +68,11 @@ public struct ProfilerConfiguration: Sendable {
     public var invocations: InvocationConfiguration?
     /// Whether samples of Swift jobs show their task's async callers in place of the executor
     /// frames (the default), or their machine stacks.
-    public var asyncStacks = true
+    public var asyncStacks = SessionSettings.asyncStacks.defaultValue!
 
-    /// Creates a configuration; the defaults sample every 10 ms of CPU time, 256 frames deep.
-    public init(period: Duration = .milliseconds(10), mode: SamplingMode = .cpu, maxDepth: Int = 256, bufferSlots: Int = 1024,
+    /// Creates a configuration; the defaults (`SessionSettings`) sample every 10 ms of CPU time, 256 frames deep.
+    public init(period: Duration = SessionSettings.period.defaultValue!, mode: SamplingMode = SessionSettings.mode.defaultValue!,
+                maxDepth: Int = SessionSettings.maxDepth.defaultValue!, bufferSlots: Int = SessionSettings.bufferSize.defaultValue!,
                 invocations: InvocationConfiguration? = nil) {
         self.period = period
         self.mode = mode
@@ -97,11 +98,9 @@ public struct ProfilerConfiguration: Sendable {
 
     /// Checks the values against what the engine accepts.
     func validated() throws(ProfilerError) -> ProfilerConfiguration {
-        guard PeriodParser.accepted.contains(periodNanoseconds) else {
-            throw .invalidConfiguration("period \(PeriodParser.format(nanoseconds: periodNanoseconds)) is outside \(PeriodParser.acceptedDescription)")
-        }
         if event != nil, mode != .cpu { throw .invalidConfiguration("an event (\(event!.rawValue)) is sampled in cpu mode only") }
         do {
+            try SessionSettings.period.check(period, shown: "period \(PeriodParser.format(period))")
             try SessionSettings.eventPeriod.check(eventPeriod, shown: "event period \(eventPeriod)")
             try SessionSettings.maxDepth.check(maxDepth, shown: "max depth \(maxDepth)")
             try SessionSettings.bufferSize.check(bufferSlots, shown: "buffer size \(bufferSlots)")

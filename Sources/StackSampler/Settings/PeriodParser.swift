@@ -1,19 +1,17 @@
 /// Reads and prints sampling periods such as `10ms`, `500us`, `1s`.
 package enum PeriodParser {
-    /// Shortest and longest periods accepted, in nanoseconds.
-    static let accepted: ClosedRange<UInt64> = 50_000...60_000_000_000
-    /// The accepted range in words, for error messages.
-    static let acceptedDescription = "from 50us to 60s"
-
     private static let units: [(suffix: String, nanoseconds: Double)] = [
         ("ns", 1), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9),
     ]
 
-    /// Parses `NUMBER UNIT` (unit ns, us, ms or s; decimals allowed) into a sampling period.
+    /// Parses `NUMBER UNIT` (unit ns, us, ms or s; decimals allowed) into a sampling period, in
+    /// the range `SessionSettings.period` accepts.
     package static func parse(_ text: String) throws(ProfilerError) -> Duration {
-        let duration = try parseDuration(text)
-        guard accepted.contains(duration.wholeNanoseconds) else { throw .invalidPeriod(text) }
-        return duration
+        do {
+            return try SessionSettings.period.parse(text, from: .commandLine)
+        } catch {
+            throw .invalidPeriod(text)
+        }
     }
 
     /// Parses `NUMBER UNIT` (unit ns, us, ms, s, m or h; decimals allowed) into any positive duration.
@@ -30,8 +28,14 @@ package enum PeriodParser {
     /// Units only durations longer than a sampling period take (checked after the others: `ms` ends in `s`).
     private static let longUnits: [(suffix: String, nanoseconds: Double)] = [("m", 60e9), ("h", 3600e9)]
 
-    /// Prints a period in the largest unit that keeps it whole (`10ms`, `500us`).
+    /// Prints a duration in the largest unit that keeps it whole (`10ms`, `500us`, `1h`).
+    package static func format(_ duration: Duration) -> String {
+        format(nanoseconds: duration.wholeNanoseconds)
+    }
+
+    /// Prints a period in the largest unit that keeps it whole (`10ms`, `500us`, `1h`).
     package static func format(nanoseconds: UInt64) -> String {
+        if nanoseconds % 3_600_000_000_000 == 0, nanoseconds > 0 { return "\(nanoseconds / 3_600_000_000_000)h" }
         if nanoseconds % 1_000_000_000 == 0 { return "\(nanoseconds / 1_000_000_000)s" }
         if nanoseconds % 1_000_000 == 0 { return "\(nanoseconds / 1_000_000)ms" }
         if nanoseconds % 1_000 == 0 { return "\(nanoseconds / 1_000)us" }

@@ -1,43 +1,50 @@
-/// The settings of a profiling session, each defined once: the preload library reads them from
-/// the environment, `stacksampler record` checks its options through them and hands them to
-/// the preload as those variables, and `ProfilerConfiguration` checks the API's values against
-/// the same ranges. To add a setting: add it here, read it where the preload reads the others
-/// (`PreloadSettings`), give `record` its option and pass it on, and, if the API takes it, give
-/// `ProfilerConfiguration` a property checked in `validated()`.
+/// The settings of a profiling session, each defined once with its variable, option, default,
+/// range and message: the preload library and the daemon read them from the environment
+/// (`SettingEnvironment`, where an empty variable is unset), `stacksampler record` takes its
+/// options' defaults and help from them, checks its options through them and hands them to the
+/// preload as those variables, and `ProfilerConfiguration` takes its defaults from them and checks
+/// the API's values against the same ranges. To add a setting: add it here, read it where the
+/// preload reads the others (`PreloadSettings`), give `record` its option (default and range from
+/// here) and pass it on, and, if the API takes it, give `ProfilerConfiguration` a property checked
+/// in `validated()`. If the setting alone makes a process profile, the preload's constructor
+/// (StackSamplerPreload/constructor.c) must name it too; `SessionSettingsTests` checks that it does.
+@usableFromInline
 package enum SessionSettings {
     /// Time between two samples of one thread.
+    @usableFromInline
     package static let period = Setting<Duration>(
         variable: "STACKSAMPLER_PERIOD", option: "--period", noun: "a sampling period",
-        expected: "a number with a unit such as 10ms, 500us or 1s, \(PeriodParser.acceptedDescription)",
-        parser: { try? PeriodParser.parse($0) })
+        examples: "a number with a unit such as 10ms, 500us or 1s", in: .microseconds(50)...(.seconds(60)), default: .milliseconds(10))
     /// What drives sampling.
+    @usableFromInline
     package static let mode = Setting<SamplingMode>(
-        variable: "STACKSAMPLER_MODE", option: "--mode", noun: "a sampling mode", expected: "cpu or wall",
+        variable: "STACKSAMPLER_MODE", option: "--mode", noun: "a sampling mode", expected: "cpu or wall", default: .cpu,
         parser: { SamplingMode(rawValue: $0) })
     /// What produces cpu-mode samples.
-    public static let engine = Setting<SamplingEngine>(
-        variable: "STACKSAMPLER_ENGINE", option: "--engine", noun: "an engine", expected: "auto, perf or timer",
+    package static let engine = Setting<SamplingEngine>(
+        variable: "STACKSAMPLER_ENGINE", option: "--engine", noun: "an engine", expected: "auto, perf or timer", default: .auto,
         parser: { SamplingEngine(rawValue: $0) })
     /// An event to sample instead of CPU time.
-    public static let event = Setting<SamplingEvent>(
+    package static let event = Setting<SamplingEvent>(
         variable: "STACKSAMPLER_EVENT", option: "--event", noun: "an event",
         expected: "one of \(SamplingEvent.allCases.map(\.rawValue).joined(separator: ", "))", parser: { SamplingEvent(rawValue: $0) })
     /// A sample every this many events.
-    public static let eventPeriod = Setting<Int>(
+    package static let eventPeriod = Setting<Int>(
         variable: "STACKSAMPLER_EVENT_PERIOD", option: "--event-period", noun: "an event period",
-        expected: "a whole number of events of at least 1", parser: { Int($0) }, accepts: { $0 >= 1 })
+        kind: "a whole number of events", in: 1..., default: 1)
     /// Frames kept per sample.
+    @usableFromInline
     package static let maxDepth = Setting<Int>(
-        variable: "STACKSAMPLER_MAX_DEPTH", option: "--max-depth", noun: "a depth", expected: "a whole number from 1 to 4096",
-        parser: { Int($0) }, accepts: { (1...4096).contains($0) })
+        variable: "STACKSAMPLER_MAX_DEPTH", option: "--max-depth", noun: "a depth", kind: "a whole number", in: 1...4096, default: 256)
     /// Samples the engine's buffer holds.
+    @usableFromInline
     package static let bufferSize = Setting<Int>(
         variable: "STACKSAMPLER_BUFFER_SIZE", option: "--buffer-size", noun: "a buffer size",
-        expected: "a number of samples from 16 to 1048576", parser: { Int($0) }, accepts: { (16...1_048_576).contains($0) })
+        kind: "a number of samples", in: 16...1_048_576, default: 1024)
     /// Whether Swift jobs show their task's async callers.
     package static let asyncStacks = Setting<Bool>(
         variable: "STACKSAMPLER_ASYNC_STACKS", option: "--no-async-stacks", noun: "a switch", expected: "1 (async callers) or 0 (machine stacks)",
-        parser: switchValue)
+        default: true, parser: switchValue)
     /// Where separate debug files are looked up.
     package static let debugRoot = Setting<String>(
         variable: "STACKSAMPLER_DEBUG_ROOT", option: "--debug-root", noun: "a directory", expected: "a path", parser: { $0 })
@@ -64,19 +71,21 @@ package enum SessionSettings {
     /// The invocations file's format.
     package static let invocationFormat = Setting<InvocationFormat>(
         variable: "STACKSAMPLER_INVOCATION_FORMAT", option: "--invocation-format", noun: "an invocation format",
-        expected: "chrome, speedscope or spans", parser: { InvocationFormat(rawValue: $0) })
+        expected: "chrome, speedscope or spans", default: .chrome, parser: { InvocationFormat(rawValue: $0) })
     /// Invocations seen in fewer samples are not kept.
+    @usableFromInline
     package static let invocationMinSamples = Setting<Int>(
         variable: "STACKSAMPLER_INVOCATION_MIN_SAMPLES", option: "--invocation-min-samples", noun: "a number of samples",
-        expected: "a whole number of at least 1", parser: { Int($0) }, accepts: { $0 >= 1 })
+        kind: "a whole number", in: 1..., default: 2)
     /// Invocations kept in memory.
+    @usableFromInline
     package static let invocationCapacity = Setting<Int>(
         variable: "STACKSAMPLER_INVOCATION_CAPACITY", option: "--invocation-capacity", noun: "a number of invocations",
-        expected: "a whole number of at least 0", parser: { Int($0) }, accepts: { $0 >= 0 })
+        kind: "a whole number", in: 0..., default: 1_000_000)
     /// Invocations deeper than this are not kept.
     package static let invocationMaxDepth = Setting<Int>(
         variable: "STACKSAMPLER_INVOCATION_MAX_DEPTH", option: "--invocation-max-depth", noun: "a depth",
-        expected: "a whole number of at least 1", parser: { Int($0) }, accepts: { $0 >= 1 })
+        kind: "a whole number", in: 1...)
     /// Invocations shorter than this are not kept.
     package static let invocationMinDuration = Setting<Duration>(
         variable: "STACKSAMPLER_INVOCATION_MIN_DURATION", option: "--invocation-min-duration", noun: "a duration",
@@ -114,13 +123,10 @@ package enum SessionSettings {
     /// Continuous mode: sampling never stops, and every window of this length becomes a profile.
     package static let continuous = Setting<Duration>(
         variable: "STACKSAMPLER_CONTINUOUS", option: "--continuous", noun: "a window length",
-        expected: "a duration with a unit such as 60s, 10s or 500ms, from 100ms to 1h",
-        parser: { try? PeriodParser.parseDuration($0) },
-        accepts: { (Duration.milliseconds(100)...Duration.seconds(3600)).contains($0) })
+        examples: "a duration with a unit such as 60s, 10s or 500ms", in: .milliseconds(100)...(.seconds(3600)))
     /// Continuous mode with `%t` in the output: only the newest this many window files are kept.
     package static let keep = Setting<Int>(
-        variable: "STACKSAMPLER_KEEP", option: "--keep", noun: "a number of files", expected: "a whole number of at least 1",
-        parser: { Int($0) }, accepts: { $0 >= 1 })
+        variable: "STACKSAMPLER_KEEP", option: "--keep", noun: "a number of files", kind: "a whole number", in: 1...)
     /// Where the HTTP endpoints listen: `HOST:PORT` (TCP), `unix:PATH`, or `unix` (the default
     /// per-process socket only, which the daemon always has).
     package static let listen = Setting<String>(
@@ -130,7 +136,7 @@ package enum SessionSettings {
     /// The longest profile one HTTP request may ask for, in seconds.
     package static let maxRequestSeconds = Setting<Int>(
         variable: "STACKSAMPLER_MAX_REQUEST_SECONDS", option: "--max-request-seconds", noun: "a number of seconds",
-        expected: "a whole number from 1 to 3600", parser: { Int($0) }, accepts: { (1...3600).contains($0) })
+        kind: "a whole number", in: 1...3600, default: 300)
     /// A Pyroscope-compatible back end every window is pushed to (`http://` or `https://`, its
     /// `/ingest` is appended).
     package static let push = Setting<String>(
@@ -156,9 +162,10 @@ package enum SessionSettings {
         variable: "STACKSAMPLER_PUSH_CREDENTIALS_FILE", option: "--push-credentials-file", noun: "a file",
         expected: "a path to a file holding USER:PASSWORD or a bearer token", parser: { $0 })
     /// Windows waiting to be pushed at most; more are dropped and counted.
+    @usableFromInline
     package static let pushQueue = Setting<Int>(
         variable: "STACKSAMPLER_PUSH_QUEUE", option: "--push-queue", noun: "a queue length",
-        expected: "a whole number from 1 to 1000", parser: { Int($0) }, accepts: { (1...1000).contains($0) })
+        kind: "a whole number", in: 1...1000, default: 8)
 
     // OTLP push: OpenTelemetry's own variables, read as its SDKs read them (only http/protobuf).
 
@@ -198,6 +205,14 @@ package enum SessionSettings {
     package static let otelSDKDisabled = Setting<Bool>(
         variable: "OTEL_SDK_DISABLED", option: "--otel-sdk-disabled", noun: "a switch", expected: "true or false",
         parser: { switch $0.lowercased() { case "true": true; case "false", "": false; default: nil } })
+
+    // Variables that set nothing of a session.
+
+    /// Set by the preload library's constructor to the pid of the process it profiles, so that
+    /// the programs that process starts, which inherit it, know they are not the owner.
+    package static let ownerVariable = "STACKSAMPLER_OWNER_PID"
+    /// `stacksampler record`: the preload library to use instead of the one beside the executable.
+    package static let preloadLibraryVariable = "STACKSAMPLER_PRELOAD_LIBRARY"
 
     @Sendable private static func isHTTPURL(_ text: String) -> Bool {
         (text.hasPrefix("http://") || text.hasPrefix("https://")) && !text.contains(" ")

@@ -67,20 +67,14 @@ package struct OTLPSettings: Sendable {
         for (key, text) in try value(SessionSettings.otelResourceAttributes) ?? [] { resource.set(OTLPAttribute(key, .string(text))) }
         if let service = try value(SessionSettings.otelServiceName) { resource.set(OTLPAttribute("service.name", .string(service))) }
         return OTLPSettings(tracesURL: traces, profilesURL: profiles, headers: headers.map { (name: $0.key, value: $0.value) },
-                            resource: resource, queueLength: 2 * (windowQueue ?? 8))
+                            resource: resource, queueLength: 2 * (windowQueue ?? SessionSettings.pushQueue.defaultValue!))
     }
 
     /// The settings in the environment (see `read`), for this process.
     package static func fromEnvironment() throws(PushError) -> OTLPSettings? {
         let windowQueue: Int?
-        do {
-            windowQueue = try getenv(SessionSettings.pushQueue.variable).map { text throws(SettingError) in
-                try SessionSettings.pushQueue.parse(String(cString: text), from: .environment)
-            }
-        } catch {
-            throw .invalid(error.description)
-        }
-        return try read({ getenv($0).map { String(cString: $0) } }, executableName: executableName(), processID: getpid(),
+        do { windowQueue = try SettingEnvironment.process.value(SessionSettings.pushQueue) } catch { throw .invalid(error.description) }
+        return try read(SettingEnvironment.process.text, executableName: executableName(), processID: getpid(),
                         windowQueue: windowQueue)
     }
 

@@ -67,7 +67,7 @@ package struct PushSettings: Sendable, Equatable {
 
     /// Settings for pushing to `url`.
     package init(url: String, appName: PyroscopeAppName? = nil, tenant: String? = nil, credentials: PushCredentials = .none,
-                queueLength: Int = 8) {
+                queueLength: Int = SessionSettings.pushQueue.defaultValue!) {
         self.url = url
         self.appName = appName
         self.tenant = tenant
@@ -75,17 +75,17 @@ package struct PushSettings: Sendable, Equatable {
         self.queueLength = queueLength
     }
 
-    /// The settings in the environment; nil when `STACKSAMPLER_PUSH` is unset (no push). The
-    /// error names the variable and what it takes.
+    /// The settings in the environment; nil when `STACKSAMPLER_PUSH` is unset or empty (no push).
+    /// The error names the variable and what it takes.
     package static func fromEnvironment() throws(PushError) -> PushSettings? {
-        try read { getenv($0).map { String(cString: $0) } }
+        try read(SettingEnvironment.process.text)
     }
 
-    /// The settings from `variable` (the environment's lookup, or a table in tests).
-    package static func read(_ variable: (String) -> String?) throws(PushError) -> PushSettings? {
+    /// The settings from `variable` (the environment's lookup, or a table in tests); an empty
+    /// variable counts as unset (`SettingEnvironment`).
+    package static func read(_ variable: @escaping (String) -> String?) throws(PushError) -> PushSettings? {
         func value<Value>(_ setting: Setting<Value>) throws(PushError) -> Value? {
-            guard let text = variable(setting.variable) else { return nil }
-            do { return try setting.parse(text, from: .environment) } catch { throw .invalid(error.description) }
+            do { return try SettingEnvironment(variable).value(setting) } catch { throw .invalid(error.description) }
         }
         guard let url = try value(SessionSettings.push) else { return nil }
         var settings = PushSettings(url: url)
@@ -94,10 +94,10 @@ package struct PushSettings: Sendable, Equatable {
                 throw .invalid("\(SessionSettings.appName.variable)=\(name): \(error.description)")
             }
         }
-        if let tenant = try value(SessionSettings.pushTenant), !tenant.isEmpty { settings.tenant = tenant }
+        if let tenant = try value(SessionSettings.pushTenant) { settings.tenant = tenant }
         let basic = try value(SessionSettings.pushBasicAuth)
-        let token = try value(SessionSettings.pushToken).flatMap { $0.isEmpty ? nil : $0 }
-        let file = try value(SessionSettings.pushCredentialsFile).flatMap { $0.isEmpty ? nil : $0 }
+        let token = try value(SessionSettings.pushToken)
+        let file = try value(SessionSettings.pushCredentialsFile)
         let given = [(SessionSettings.pushBasicAuth.variable, basic != nil), (SessionSettings.pushToken.variable, token != nil),
                      (SessionSettings.pushCredentialsFile.variable, file != nil)].filter(\.1).map(\.0)
         guard given.count <= 1 else {

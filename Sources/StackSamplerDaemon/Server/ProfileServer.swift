@@ -29,7 +29,11 @@ package final class ProfileServer: Sendable {
         guard ss_http_secure_execution() == 0 else {
             throw ProfileServerError("secure-execution mode (setuid, setgid or file capabilities): not listening, since the environment that asks for it belongs to a less privileged user")
         }
-        guard (1...3600).contains(maxSeconds) else { throw ProfileServerError("the longest request must be from 1 to 3600 seconds, not \(maxSeconds)") }
+        do {
+            try SessionSettings.maxRequestSeconds.check(maxSeconds, shown: "the longest request, \(maxSeconds) seconds,")
+        } catch {
+            throw ProfileServerError(error.description)
+        }
         let uid = getuid()
         let defaultPath = ServiceSocket.defaultPath(pid: getpid(), uid: uid)
         var opened: [ListeningSocket] = []

@@ -34,7 +34,7 @@ extern "C" {
 #define STACKSAMPLER_OK 0
 #define STACKSAMPLER_ERROR_ALREADY_RUNNING (-1) /* start: a session is running */
 #define STACKSAMPLER_ERROR_NOT_RUNNING (-2)     /* stop: no session is running */
-#define STACKSAMPLER_ERROR_INVALID_ARGUMENT (-3) /* period outside 50 us...60 s, unknown mode or format, NULL path */
+#define STACKSAMPLER_ERROR_INVALID_ARGUMENT (-3) /* period not from 50us to 60s, unknown mode or format, NULL path */
 #define STACKSAMPLER_ERROR_UNAVAILABLE (-4)     /* start: libStackSamplerPreloadSwift.so missing, or no free signal */
 #define STACKSAMPLER_ERROR_NO_PROFILE (-5)      /* write: no session has been stopped yet */
 #define STACKSAMPLER_ERROR_WRITE_FAILED (-6)    /* write: the file could not be written */

@@ -4,7 +4,7 @@
  * Prints `warm`/`cold` lines with the frame count, the walk's outcome (0: complete), and the
  * median and 90th percentile.
  *
- * Build: gcc -O2 -o walk_probe walk_probe.c -L .build/release -lStackSamplerPreload \
+ * Build (from the repository): gcc -O2 -o walk_probe Scripts/probes/walk_probe.c -L .build/release -lStackSamplerPreload \
  *            -Wl,-rpath,$PWD/.build/release */
 #define _GNU_SOURCE
 #include <stdint.h>

@@ -8,7 +8,7 @@
  * on the same stack, is the same walk with warm caches. Prints `first_us MEDIAN`,
  * `second_us MEDIAN` and `samples N`.
  *
- * Build: gcc -O2 -o unwind_probe unwind_probe.c -lunwind */
+ * Build (from the repository): gcc -O2 -I Scripts/bench -o unwind_probe Scripts/probes/unwind_probe.c -lunwind */
 #include "bench_work.h"
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>

@@ -3,19 +3,18 @@
 # and dl_iterate_phdr on three threads) many times under StackSampler at 1 ms, in cpu and wall
 # mode, each run bounded by a timeout, and counts the runs that finished, failed or hung.
 #
-#   Scripts/check-deadlock.sh [RUNS_PER_MODE]     (default 100)
+#   Scripts/probes/loader-lock.sh [RUNS_PER_MODE]     (default 100)
 #
 # Prints one line per mode and exits non-zero if any run hung or failed.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs="${1:-100}"
-Scripts/setup.sh
-swift build -c release >/dev/null
+source Scripts/lib/build-dir.sh
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 g++ -O2 -pthread -o "$work/loader_churn" Tests/Programs/loader_churn.cpp
 gcc -O2 -shared -fPIC -o "$work/plugin.so" Tests/Programs/plugin.c
-library="$PWD/.build/release/libStackSamplerPreload.so"
+library="$build/libStackSamplerPreload.so"
 status=0
 for mode in cpu wall; do
   finished=0 failed=0 hung=0

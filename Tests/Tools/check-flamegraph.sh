@@ -3,10 +3,10 @@
 # checks that it drew: the PNG is not blank, and the DOM after the embedded script ran has
 # the graph's title, the script's ready mark, a search result (the URL asks to search for
 # every frame, so 100% must match) and, zoomed on a frame, the Reset Zoom button shown.
-# Usage: Scripts/check-flamegraph.sh [GRAPH.svg [SCREENSHOT.png]]
+# Usage: Tests/Tools/check-flamegraph.sh [GRAPH.svg [SCREENSHOT.png]]
 # Without a graph, profiles the demo program (Scripts/demo/demo.c) into out/check-flamegraph.svg.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source Scripts/lib/apt-install.sh
 apt_install chromium fonts-dejavu-core python3
 
@@ -28,7 +28,7 @@ chromium=(chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --no-
 fail() { echo "check-flamegraph: FAIL: $*" >&2; exit 1; }
 
 "${chromium[@]}" --window-size="1200,${height%.*}" --screenshot="$(realpath -m "$png")" "$svg_url" 2>/dev/null
-verdict=$(python3 Scripts/lib/png_check.py "$png") || fail "the screenshot $png looks blank: $verdict"
+verdict=$(python3 Tests/Tools/png_check.py "$png") || fail "the screenshot $png looks blank: $verdict"
 echo "screenshot: $png ($verdict)"
 
 dom=$("${chromium[@]}" --dump-dom --virtual-time-budget=2000 "$svg_url#search=." 2>/dev/null)

@@ -8,7 +8,7 @@
  * the difference to an unprofiled run and divides it by the samples the profiler delivered.
  * Other processes on the machine barely move it, unlike wall time.
  *
- * Build: gcc -O2 -o gap_probe gap_probe.c */
+ * Build (from the repository): gcc -O2 -o gap_probe Scripts/probes/gap_probe.c */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* The async chain walk alone (Scripts/bench-async.sh): a synthetic chain of 8 contexts, the
+/* The async chain walk alone (`python3 Scripts/bench/bench.py async`): a synthetic chain of 8 contexts, the
  * last one the task's first, whose resume functions are libc's, walked a million times through
  * the engine's index with plain loads (warm caches; the handler meets colder ones). */
 #include <stdint.h>

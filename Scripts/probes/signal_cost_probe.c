@@ -11,7 +11,7 @@
  * itimer (setitimer ITIMER_PROF, gperftools'). Run each interleaved with `none` and take the
  * difference of lost_ms per signal (or per extra gap for hrt).
  *
- * Build: gcc -O2 -o signal_cost_probe signal_cost_probe.c */
+ * Build (from the repository): gcc -O2 -o signal_cost_probe Scripts/probes/signal_cost_probe.c */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <linux/perf_event.h>

@@ -12,20 +12,19 @@
 #     `record --follow-children` (a child hung in fork() on the loader's write lock,
 #     38 and 50 of 200 and 21 of 60 before the fix).
 #
-#   Scripts/check-exec-fork.sh [RUNS]     (default 200)
+#   Scripts/probes/exec-fork.sh [RUNS]     (default 200)
 #
 # Prints one line per case and exits non-zero if any run failed or hung.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs="${1:-200}"
-Scripts/setup.sh
-swift build -c release >/dev/null
+source Scripts/lib/build-dir.sh
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 gcc -O2 -o "$work/execer" Tests/Programs/execer.c
 gcc -O2 -pthread -o "$work/fork_loader" Tests/Programs/fork_loader.c
 gcc -O2 -shared -fPIC -o "$work/plugin.so" Tests/Programs/plugin.c
-library="$PWD/.build/release/libStackSamplerPreload.so"
+library="$build/libStackSamplerPreload.so"
 status=0
 
 # Runs execer with ARGS COUNT times under the profiler; prints a line LABEL: counts.
@@ -75,5 +74,5 @@ for mode in cpu wall; do
     env STACKSAMPLER_MODE="$mode" STACKSAMPLER_PERIOD=1ms STACKSAMPLER_OUTPUT="$work/loader-%p.folded" LD_PRELOAD="$library"
 done
 check_loader "60 children forked during dl_iterate_phdr, record --follow-children" 60 \
-  .build/release/stacksampler record --follow-children --period 1ms -o "$work/loader-tree.folded" --
+  "$build/stacksampler" record --follow-children --period 1ms -o "$work/loader-tree.folded" --
 exit "$status"
