@@ -41,14 +41,17 @@ let package = Package(
         .systemLibrary(name: "CAPIHeader", path: "Sources/CAPIHeader"),
         // zlib's declarations (zlib1g-dev), for the tests, which gunzip pprof files.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // The one loader of a library kept out of the program's global scope (dlopen RTLD_LOCAL on
+        // first use, its functions in a table); each image that links it keeps its own.
+        .target(name: "PrivateLibrary", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         // libelf and libdw (the symbolizer: ELF, source lines and inlined calls from DWARF), liblzma
         // (MiniDebugInfo, debuglink CRCs) and zlib (gzip-compressed pprof files), loaded privately on
         // first use, through tables of their functions. Only their headers are needed to build, from
         // the system's include path (Debian's libelf-dev, libdw-dev, liblzma-dev, zlib1g-dev).
-        .target(name: "FileFormatLibraries", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "FileFormatLibraries", dependencies: ["PrivateLibrary"], cSettings: engineCFlags),
         // libcurl loaded privately on first use, through a table of its functions, and one whole
         // request in C (curl_easy_setopt is variadic). Debian's libcurl4-openssl-dev for the header.
-        .target(name: "HTTPClientLibrary", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "HTTPClientLibrary", dependencies: ["PrivateLibrary"], cSettings: engineCFlags),
         // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation. Public: the
         // Swift API (Profiler, ProfilerConfiguration, Profile, its formats and errors); what the CLI,
         // the daemon and the preload library share beyond that is package.
@@ -62,7 +65,7 @@ let package = Package(
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "now"])]),
         // The HTTP server of the daemon's pull endpoints, over libmicrohttpd (Debian's libmicrohttpd-dev
         // for the header, libmicrohttpd12 at run time) loaded privately only when a listener is asked for.
-        .target(name: "HTTPServerLibrary", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
+        .target(name: "HTTPServerLibrary", dependencies: ["PrivateLibrary"], cSettings: engineCFlags, linkerSettings: [.linkedLibrary("pthread")]),
         // The daemon: continuous windows written, served over HTTP and pushed. No Foundation. Not a
         // product: its declarations are package.
         .target(name: "StackSamplerDaemon", dependencies: ["StackSampler", "CEngine", "HTTPClientLibrary", "HTTPServerLibrary"], swiftSettings: lightSwift),

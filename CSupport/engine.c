@@ -1,7 +1,8 @@
 /*
  * Engine lifecycle: configuration, buffer, unwind tables and handler set up once;
  * the sampler thread, as it starts, finishes what the start left to it; stop
- * disarms every timer and leaves the handler inert.
+ * disarms every timer and leaves the handler inert. The session owner's hooks are
+ * registered here, with fork and exec readied for them.
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
@@ -16,8 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-ss_config ss_active_config;
-static _Atomic int running;
 static int initialised;
 static char engine_description[256];
 /* The session's engine; while `probe_pending`, the perf engine presumed until the sampler
@@ -28,15 +27,6 @@ static _Atomic int probe_pending;
 const char *ss_engine_description(void) { return engine_description; }
 
 int ss_engine_counts_kernel_time(void) { return session_engine != &ss_perf_event_engine; }
-
-/* The scheduler tick: the kernel compares a thread's CPU time with its timers
- * only at a tick that finds the thread running. A coarse clock advances once
- * per tick, so its resolution is the tick's length (4 ms at HZ=250). */
-uint64_t ss_scheduler_tick_ns(void) {
-    struct timespec resolution;
-    if (clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) != 0) return 0;
-    return (uint64_t)resolution.tv_sec * 1000000000u + (uint64_t)resolution.tv_nsec;
-}
 
 /* The perf engine once the kernel has been asked, described; else the timers, or NULL when
  * the counters were asked for by name and cannot run. Task-clock counters count user space
@@ -74,18 +64,6 @@ static const ss_sampling_engine *settle_engine(const ss_config *config) {
     snprintf(engine_description, sizeof engine_description, "%s (perf_event_open: %s)", ss_cpu_timer_engine.name,
              strerror(-perf));
     return &ss_cpu_timer_engine;
-}
-
-/* Wall mode: a running thread's stack at a tick is the sample nearest in its CPU time, and a
- * thread kept off its core part of the time runs less than a period between ticks: samples
- * every eighth of a period of CPU time keep the stack at a tick within a sixteenth of a period
- * of CPU time of the truth (a period of wall time for a thread that gets a sixteenth of a
- * core), but not more often than every millisecond of CPU time (a sample costs about 10 us),
- * nor less often than every period. */
-uint64_t ss_wall_counter_period(uint64_t period_ns) {
-    uint64_t eighth = period_ns / 8;
-    if (eighth < 1000000) eighth = 1000000;
-    return eighth < period_ns ? eighth : period_ns;
 }
 
 /* The perf engine, presumed and its probe left to the sampler thread when chosen automatically
@@ -159,7 +137,8 @@ static const char *forked_child_refusal(int quiesced) {
 static void reset_in_forked_child(void) {
     pid_t parent;
     int quiesced = ss_fork_child(&parent);
-    atomic_store(&running, 0);
+    ss_session_set_running(0);
+    ss_identity_note_process();
     ss_handler_reset_after_fork();
     ss_registry_forget_after_fork();
     ss_module_cache_reset_after_fork();
@@ -182,9 +161,18 @@ static void install_fork_handlers(void) {
     pthread_atfork(ss_fork_prepare, ss_fork_parent, reset_in_forked_child);
 }
 
-void ss_engine_watch_forks(void) {
+/* Locates the loader's lock and installs the fork handlers, once per process: at the first
+ * session, or when the session hooks are registered before any. */
+static void watch_forks(void) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, install_fork_handlers);
+}
+
+void ss_set_session_hooks(const ss_session_hooks *hooks) {
+    ss_session_hooks_keep(hooks);
+    /* A daemon serving on-demand sessions has no session yet: its children are still seen. */
+    watch_forks();
+    ss_exec_hooks_resolve();
 }
 
 /* Threads of this process (field 20 of /proc/self/stat), or 0 if unknown. */
@@ -202,7 +190,7 @@ static long process_thread_count(void) {
 }
 
 int ss_engine_init(const ss_config *config) {
-    if (atomic_load(&running)) return SS_ERR_ALREADY_RUNNING;
+    if (ss_engine_running()) return SS_ERR_ALREADY_RUNNING;
     if (!config || config->period_ns == 0 || config->max_depth == 0 || config->max_depth > 65535 ||
         config->buffer_slots == 0)
         return SS_ERR_BAD_CONFIG;
@@ -215,7 +203,7 @@ int ss_engine_init(const ss_config *config) {
         if (status != SS_OK) return status;
         status = ss_fault_guard_install();
         if (status != SS_OK) return status;
-        ss_engine_watch_forks();
+        watch_forks();
     }
     /* Alone in the process (the preload's constructor, before main), the engine leaves the
      * unwind tables, and so the timers, to the sampler thread: the program starts without
@@ -238,7 +226,7 @@ int ss_engine_init(const ss_config *config) {
     if (status != SS_OK) return status;
     initialised = 1;
     ss_registry_open(engine, deferred, atomic_load(&probe_pending));
-    atomic_store(&running, 1);
+    ss_session_set_running(1);
     return SS_OK;
 }
 
@@ -253,10 +241,8 @@ void ss_engine_sampler_starting(void) {
 }
 
 void ss_engine_stop(void) {
-    if (!atomic_exchange(&running, 0)) return;
+    if (!ss_session_set_running(0)) return;
     settle_presumed_engine(); /* a session stopped before its sampler started still says truly what ran */
     ss_registry_close();
     ss_handler_deactivate();
 }
-
-int ss_engine_running(void) { return atomic_load(&running); }

@@ -46,12 +46,15 @@ static int arm_cpu_timer(int timer_id) {
     return syscall(SYS_timer_settime, timer_id, 0, &spec, NULL) == 0 ? 0 : -errno;
 }
 
+/* Address whose identity marks the engine's own timers (sigev_value). */
+static const char timer_cookie[1];
+
 static int attach(int32_t tid, int armed, int *handle) {
     struct sigevent event;
     memset(&event, 0, sizeof event);
     event.sigev_notify = SIGEV_THREAD_ID;
     event.sigev_signo = ss_engine_signal();
-    event.sigev_value.sival_ptr = (void *)ss_timer_cookie;
+    event.sigev_value.sival_ptr = (void *)timer_cookie;
     event._sigev_un._tid = tid;
     int id;
     if (syscall(SYS_timer_create, ss_thread_cpu_clock(tid), &event, &id) != 0) return -errno;
@@ -85,5 +88,17 @@ static int orphaned(int handle) {
 /* The child inherits no timer. */
 static void forget_after_fork(int handle) { (void)handle; }
 
+/* A timer's expiry carries the cookie; so does one queued again by this process. */
+static int owns_signal(const siginfo_t *info) {
+    if (info->si_value.sival_ptr != (void *)timer_cookie) return 0;
+    return info->si_code == SI_TIMER || (info->si_code == SI_QUEUE && info->si_pid == ss_own_pid());
+}
+
+/* Every expiry is a sample. */
+static int sample_taken(const siginfo_t *info) {
+    (void)info;
+    return 1;
+}
+
 const ss_sampling_engine ss_cpu_timer_engine = {"CPU-time timers", attach, arm, disarm, detach, orphaned,
-                                                forget_after_fork};
+                                                forget_after_fork, owns_signal, sample_taken};

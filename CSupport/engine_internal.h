@@ -2,7 +2,7 @@
 #ifndef STACKSAMPLER_ENGINE_INTERNAL_H
 #define STACKSAMPLER_ENGINE_INTERNAL_H
 
-#include "stacksampler_engine.h"
+#include "stacksampler_engine_c.h"
 #include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -15,7 +15,29 @@
  * are direct (no PLT, no lazy binding by the loader inside a signal handler). */
 #define SS_HIDDEN __attribute__((visibility("hidden")))
 
+/* session_state.c: the session's configuration (set by ss_engine_init), and whether a session
+ * runs (ss_engine_running); ss_session_set_running sets that and returns what it was. */
 extern ss_config ss_active_config;
+/* Nonzero between ss_engine_init() and ss_engine_stop(). */
+int ss_engine_running(void);
+int ss_session_set_running(int now_running);
+
+/* clock.c: ss_now_ns, the scheduler tick (the resolution of CLOCK_MONOTONIC_COARSE, 0 if
+ * unknown), and the CPU-time clock of thread `tid` of this process. */
+uint64_t ss_scheduler_tick_ns(void);
+clockid_t ss_thread_cpu_clock(int32_t tid);
+
+/* thread_identity.c: the calling thread's exclusion from sampling (ss_thread_set_excluded),
+ * ss_current_tid, and the process's pid as noted by ss_identity_note_process (at the handler's
+ * install, and in a forked child, where it also forgets the forking thread's tid). */
+extern SS_TLS int ss_tls_excluded;
+SS_HIDDEN pid_t ss_own_pid(void);
+void ss_identity_note_process(void);
+
+/* sampling_signal.c: picks the engine's signal (`preferred` if the program leaves it free, else
+ * a free real-time one) and installs `handler` on it; SS_OK or SS_ERR_NO_SIGNAL. The number is
+ * ss_engine_signal() from then on. */
+int ss_sampling_signal_take(int preferred, void (*handler)(int, siginfo_t *, void *));
 
 /* next_symbol.c: the definition of `name` that this library's own interposes
  * (libc's), looked up once and kept in `cache`. NULL if there is none. */
@@ -166,9 +188,9 @@ SS_HIDDEN void ss_async_count_fault(void);
 
 /* sampler_sleep.c: whether ss_sampler_wake() was called since the session's reset. */
 SS_HIDDEN int ss_sampler_stop_requested(void);
-
-/* engine.c: the scheduler tick, the resolution of CLOCK_MONOTONIC_COARSE (0 if unknown). */
-uint64_t ss_scheduler_tick_ns(void);
+/* Wakes the sampler thread to refresh the module copy (SS_WOKEN_TO_REFRESH). Takes no lock, so
+ * any thread may call it, whatever it holds (the handler, a fork). */
+void ss_sampler_request_refresh(void);
 
 /* random_draws.c: uniform in [0, 1), per process (reseeded in a forked child). Not thread-safe:
  * engines draw under the registry's lock. */
@@ -183,8 +205,6 @@ void ss_registry_arm_deferred(const struct ss_sampling_engine *engine);
 /* Detaches every thread and refuses attaches until the next open. */
 void ss_registry_close(void);
 void ss_registry_forget_after_fork(void);
-/* The CPU-time clock of thread `tid` of this process. */
-clockid_t ss_thread_cpu_clock(int32_t tid);
 /* The calling thread blocks (`blocked`) or unblocks the engine's signal: its sampling is
  * disarmed or armed again, and then its mask set to `mask`. */
 void ss_thread_mask_engine_signal(int blocked, const sigset_t *mask);
@@ -198,9 +218,9 @@ void ss_stack_note_current_thread(void);
 void ss_stack_note_main_thread(void);
 SS_HIDDEN uintptr_t ss_stack_low(void);
 
-/* mask_hooks.c: libc's pthread_sigmask, for the engine's own changes of mask. */
+/* real_sigmask.c: libc's pthread_sigmask, for the engine's own changes of mask. */
 int ss_real_sigmask(int how, const sigset_t *set, sigset_t *old);
-/* Takes the engine's signals `signo` off the calling thread's queue, and queues the program's
+/* mask_hooks.c: takes the engine's signals `signo` off the calling thread's queue, and queues the program's
  * own of that number again, in their order. Past 32 of the program's own (only a real-time
  * signal queues that many) the rest is left pending as it is: better one of ours left than
  * one of the program's lost. */
@@ -215,23 +235,15 @@ int ss_signal_take(int signo, void (*handler)(int, siginfo_t *, void *));
 void ss_chain_to_program(int signo, siginfo_t *info, void *context);
 
 /* handler.c */
-extern SS_TLS int ss_tls_excluded;
 int ss_handler_install(int preferred_signo);
 int ss_fault_guard_install(void);
 void ss_handler_reset_after_fork(void);
 void ss_handler_deactivate(void);
-extern const char ss_timer_cookie[1];
-/* Whether a signal of the engine's number is the engine's own: a timer's or the sampler's (they
- * carry the cookie), or a perf counter's overflow (POLL_IN from one of its descriptors). */
-SS_HIDDEN int ss_signal_is_engines(const siginfo_t *info);
-/* engine_perf_events.c: whether descriptor `fd` is (or was) one of the engine's counters. Signal-safe. */
-SS_HIDDEN int ss_perf_descriptor_is_ours(int fd);
-/* At an overflow of counter `fd`, on its thread: whether it is a sample (not one left over from
- * the counter's random first period); the first one sets the period it keeps. Signal-safe. */
-SS_HIDDEN int ss_perf_sample_counts(int fd);
 
-/* session_hooks.c: the hooks registered by process `process`, or NULL if it registered none
- * (a vfork child shares the memory of a parent that did). */
+/* session_hooks.c: keeps `hooks` as the calling process's (ss_set_session_hooks, engine.c, also
+ * readies fork and exec); the hooks registered by process `process`, or NULL if it registered
+ * none (a vfork child shares the memory of a parent that did). */
+void ss_session_hooks_keep(const ss_session_hooks *hooks);
 const ss_session_hooks *ss_session_hooks_of(pid_t process);
 
 /* exec_hooks.c: looks up libc's exec functions now, not at the first exec. */
@@ -242,10 +254,6 @@ void ss_exec_hooks_resolve(void);
 void ss_fork_prepare(void);
 void ss_fork_parent(void);
 int ss_fork_child(pid_t *parent);
-/* engine.c: locates the loader's lock (below) and installs the fork handlers (above, and the
- * engine's reset in the child), once per process: at the first session, or when the session
- * hooks are registered before any (a daemon serving on-demand sessions). */
-void ss_engine_watch_forks(void);
 
 /* loader_lock.c: the loader's write lock (dl_iterate_phdr's), which fork does not reset.
  * ss_loader_lock_locate() finds it, once, outside any loader call; in a forked child,

@@ -10,7 +10,7 @@
  * (where it would end a `poll` or `nanosleep` with EINTR); the time the threads spend in
  * the kernel is not sampled (the summary counts it). The kernel sends these
  * signals with si_code POLL_IN and the descriptor in si_fd, not with the engine's
- * cookie: the handler knows them by their descriptor (ss_perf_descriptor_is_ours).
+ * cookie: the engine knows them by their descriptor (owns_signal).
  *
  * Descriptors are the program's resource too (see counter_room): the counters take at
  * most a sixteenth of the soft descriptor limit, never a number under FD_SETSIZE when the
@@ -61,8 +61,6 @@ static int marked(_Atomic uint64_t *bits, int fd) {
     if (fd < 0 || fd >= DESCRIPTOR_LIMIT) return 0;
     return (atomic_load_explicit(&bits[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
 }
-
-int ss_perf_descriptor_is_ours(int fd) { return marked(ours, fd); }
 
 /* Each counter's control page, mapped so that poll tells a counter whose thread exited (hung
  * up) from a live one (without it, poll says hung up always), and the kernel's unique id of
@@ -155,7 +153,7 @@ static void set_whole_period(int fd) {
 }
 
 /* The calling thread's counter, once set to the whole period: when (ss_now_ns), at what CPU
- * time of the thread, and whether its next overflow is still to be checked (ss_perf_sample_counts). */
+ * time of the thread, and whether its next overflow is still to be checked (sample_taken). */
 static SS_TLS uint64_t period_set_at, cpu_at_period_set;
 static SS_TLS int next_overflow_unchecked;
 /* Overflows dropped as left over from a first period. */
@@ -181,7 +179,8 @@ static uint64_t thread_cpu_ns(void) {
  * overflow after less than half a period of either is a leftover. The wall clock settles most
  * at once; the thread's CPU clock (a system call) is read at the first overflow and at most
  * once after it. A sampled event's overflows are all kept (each is events that happened). */
-int ss_perf_sample_counts(int fd) {
+static int sample_taken(const siginfo_t *info) {
+    int fd = info->si_fd;
     uint64_t now = ss_now_ns(), half = sample_period() / 2;
     if (marked(first_period, fd)) {
         set_whole_period(fd);
@@ -200,7 +199,7 @@ int ss_perf_sample_counts(int fd) {
 }
 
 /* A counter of the session's event (the task clock unless asked otherwise) for thread `tid`
- * (0: the caller), overflowing after `first` events and then (once ss_perf_sample_counts sets
+ * (0: the caller), overflowing after `first` events and then (once sample_taken sets
  * it) every period, in user space only; -errno on failure. */
 static int open_counter(int32_t tid, uint64_t first) {
     struct perf_event_attr attr;
@@ -328,5 +327,8 @@ static int orphaned(int handle) { return !still_ours(handle) || thread_exited(ha
  * their numbers since (a file it dup2()ed there before forking stays open in the child). */
 static void forget_after_fork(int handle) { release(handle); }
 
+/* An overflow comes as POLL_IN from the counter's descriptor, one that is (or was) the engine's. */
+static int owns_signal(const siginfo_t *info) { return info->si_code == POLL_IN && marked(ours, info->si_fd); }
+
 const ss_sampling_engine ss_perf_event_engine = {"perf_event task-clock counters", attach, arm, disarm,
-                                                 detach, orphaned, forget_after_fork};
+                                                 detach, orphaned, forget_after_fork, owns_signal, sample_taken};

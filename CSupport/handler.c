@@ -1,12 +1,14 @@
 /*
  * The signal handler and its installation. The handler runs on whatever the
- * thread was doing (malloc, the loader, a libunwind of the program's): it only
- * reads the clock, walks the stack through the engine's own unwind tables
- * (unwind.c) from the interrupted registers, and writes into a preallocated
- * slot. No allocation, no locks, no per-thread preparation, errno preserved.
+ * thread was doing (malloc, the loader, a libunwind of the program's): it asks
+ * the engines whose signal it is (engines.c), reads the clock, walks the stack
+ * through the engine's own unwind tables (unwind.c) from the interrupted
+ * registers, and writes into a preallocated slot. No allocation, no locks, no
+ * per-thread preparation, errno preserved.
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
+#include "sampling_engine.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -21,8 +23,6 @@
 #endif
 #include <sys/syscall.h>
 
-SS_TLS int ss_tls_excluded;
-static SS_TLS int32_t tls_tid;
 /* Where a fault inside the unwinder returns to: the sample ends there. */
 static SS_TLS sigjmp_buf unwind_escape;
 static SS_TLS volatile sig_atomic_t unwinding;
@@ -32,9 +32,6 @@ static SS_TLS siginfo_t deferred_faults[2];
 
 static _Atomic int handler_active;
 static _Atomic uint64_t foreign_signals;
-static pid_t own_pid;
-static int installed_signo;
-static int signo_substituted;
 static _Atomic uint64_t handler_histogram[SS_HANDLER_HISTOGRAM_BUCKETS];
 /* Stack the walk needs below the handler's frame on an alternate stack: its own use
  * (measured: see docs/design.md, Stack room) with a margin, then the kernel's frame for a fault inside it
@@ -43,26 +40,6 @@ enum { WALK_STACK_BYTES = 1024 };
 static uintptr_t walk_room_needed = WALK_STACK_BYTES + 4096;
 enum { REFRESH_REQUEST_INTERVAL_NS = 10000000 };
 static _Atomic uint64_t last_refresh_request;
-
-/* Address whose identity marks the engine's own timers (sigev_value). */
-const char ss_timer_cookie[1];
-
-uint64_t ss_now_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
-
-int32_t ss_current_tid(void) {
-    if (!tls_tid) tls_tid = (int32_t)syscall(SYS_gettid);
-    return tls_tid;
-}
-
-int ss_signal_is_engines(const siginfo_t *info) {
-    if (info->si_code == POLL_IN) return ss_perf_descriptor_is_ours(info->si_fd);
-    if (info->si_value.sival_ptr != (void *)ss_timer_cookie) return 0;
-    return info->si_code == SI_TIMER || (info->si_code == SI_QUEUE && info->si_pid == own_pid);
-}
 
 static void count_handler_time(uint64_t nanoseconds) {
     uint64_t bucket = nanoseconds / SS_HANDLER_HISTOGRAM_BUCKET_NS;
@@ -192,14 +169,16 @@ static void deliver_deferred_faults(void) {
         if (!deferred_faults[i].si_signo) continue;
         siginfo_t info = deferred_faults[i];
         deferred_faults[i].si_signo = 0;
-        syscall(SYS_rt_tgsigqueueinfo, own_pid, ss_current_tid(), info.si_signo, &info);
+        syscall(SYS_rt_tgsigqueueinfo, ss_own_pid(), ss_current_tid(), info.si_signo, &info);
     }
 }
 
 static void on_sample_signal(int signo, siginfo_t *info, void *context) {
     int saved_errno = errno;
-    if (ss_signal_is_engines(info)) {
-        int counts = info->si_code != POLL_IN || ss_perf_sample_counts(info->si_fd);
+    const ss_sampling_engine *engine = ss_engine_of_signal(info);
+    if (engine) {
+        /* The engine's account of its signal comes first, whether or not a sample is recorded. */
+        int counts = engine->sample_taken(info);
         if (counts && atomic_load_explicit(&handler_active, memory_order_relaxed) && !ss_tls_excluded)
             record_sample(context, info);
         deliver_deferred_faults();
@@ -209,22 +188,6 @@ static void on_sample_signal(int signo, siginfo_t *info, void *context) {
         ss_chain_to_program(signo, info, context);
     }
     errno = saved_errno;
-}
-
-/* A signal is free when nothing in the program handles it. */
-static int signal_is_free(int signo) {
-    struct sigaction current;
-    if (ss_real_sigaction(signo, NULL, &current) != 0) return 0;
-    if (current.sa_flags & SA_SIGINFO) return current.sa_sigaction == on_sample_signal;
-    return current.sa_handler == SIG_DFL || current.sa_handler == SIG_IGN;
-}
-
-static int choose_signal(int preferred) {
-    if (signal_is_free(preferred)) return preferred;
-    for (int signo = SIGRTMIN + 4; signo <= SIGRTMAX - 4; signo++) {
-        if (signal_is_free(signo)) return signo;
-    }
-    return -1;
 }
 
 /* A fault the kernel raised while unwinding (si_code > 0) ends that sample.
@@ -251,33 +214,15 @@ int ss_fault_guard_install(void) {
     return SS_OK;
 }
 
-void ss_handler_reset_after_fork(void) {
-    atomic_store(&handler_active, 0);
-    tls_tid = 0;
-    own_pid = getpid();
-}
-
-/* The sampling signal runs on the thread's own stack, never switching to an alternate
- * stack (a Rust thread's is 8 KiB, with the kernel's frame taking over 3 KB of it): a
- * thread is on its alternate stack only while in a handler of its own there, and then
- * room_to_walk decides. */
-static int run_on_thread_stack(int signo) {
-    struct sigaction installed;
-    if (ss_real_sigaction(signo, NULL, &installed) != 0) return -1;
-    installed.sa_flags &= ~SA_ONSTACK;
-    return ss_real_sigaction(signo, &installed, NULL);
-}
+void ss_handler_reset_after_fork(void) { atomic_store(&handler_active, 0); }
 
 int ss_handler_install(int preferred_signo) {
-    int signo = choose_signal(preferred_signo);
-    if (signo < 0) return SS_ERR_NO_SIGNAL;
-    if (ss_signal_take(signo, on_sample_signal) != 0 || run_on_thread_stack(signo) != 0) return SS_ERR_NO_SIGNAL;
+    int status = ss_sampling_signal_take(preferred_signo, on_sample_signal);
+    if (status != SS_OK) return status;
     unsigned long kernel_frame = getauxval(AT_MINSIGSTKSZ);
     walk_room_needed = WALK_STACK_BYTES + (kernel_frame > 2048 ? kernel_frame : 2048) + WALK_STACK_BYTES;
-    own_pid = getpid();
+    ss_identity_note_process();
     ss_stack_note_main_thread();
-    installed_signo = signo;
-    signo_substituted = signo != preferred_signo;
     atomic_store(&handler_active, 1);
     return SS_OK;
 }
@@ -288,14 +233,4 @@ void ss_handler_deactivate(void) {
     atomic_store(&handler_active, 0);
 }
 
-int ss_engine_signal(void) { return installed_signo; }
-int ss_engine_signal_substituted(void) { return signo_substituted; }
 uint64_t ss_engine_foreign_signals(void) { return atomic_load(&foreign_signals); }
-
-void ss_thread_exclude_current(void) { ss_tls_excluded = 1; }
-
-int ss_thread_set_excluded(int excluded) {
-    int previous = ss_tls_excluded;
-    ss_tls_excluded = excluded != 0;
-    return previous;
-}

@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
+#include "sampling_engine.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -29,14 +30,11 @@
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 
-typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
-
 /* libc's definitions, looked up as the library loads: a mask may be changed, or a signal
  * read, in a signal handler (the engine's own, a program's), where the loader must not be
  * entered. */
-enum { REAL_SIGMASK, REAL_SIGNALFD, REAL_SIGWAIT, REAL_SIGWAITINFO, REAL_SIGTIMEDWAIT, REAL_SIGPENDING, REAL_COUNT };
-static const char *const real_names[REAL_COUNT] = {"pthread_sigmask", "signalfd", "sigwait", "sigwaitinfo",
-                                                   "sigtimedwait", "sigpending"};
+enum { REAL_SIGNALFD, REAL_SIGWAIT, REAL_SIGWAITINFO, REAL_SIGTIMEDWAIT, REAL_SIGPENDING, REAL_COUNT };
+static const char *const real_names[REAL_COUNT] = {"signalfd", "sigwait", "sigwaitinfo", "sigtimedwait", "sigpending"};
 static void *_Atomic real_functions[REAL_COUNT];
 
 __attribute__((constructor)) static void resolve_real_functions(void) {
@@ -47,11 +45,6 @@ static void *real_function(int which) { return ss_real_function(real_names[which
 
 /* Whether the program has read the engine's signal synchronously (see above). */
 static _Atomic int synchronous_reader;
-
-int ss_real_sigmask(int how, const sigset_t *set, sigset_t *old) {
-    sigmask_fn function = (sigmask_fn)real_function(REAL_SIGMASK);
-    return function ? function(how, set, old) : ENOSYS;
-}
 
 static int real_sigpending(sigset_t *set) {
     __typeof__(&sigpending) function = real_function(REAL_SIGPENDING);
@@ -75,7 +68,7 @@ void ss_discard_pending_own_signals(int signo) {
     const struct timespec no_wait = {0, 0};
     siginfo_t info;
     while (kept_count < KEPT_CAPACITY && real_sigtimedwait(&only, &info, &no_wait) == signo) {
-        if (ss_signal_is_engines(&info)) continue;
+        if (ss_engine_of_signal(&info)) continue;
         kept[kept_count++] = info;
     }
     pid_t pid = getpid();

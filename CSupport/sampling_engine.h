@@ -1,14 +1,26 @@
 /*
- * The contract every way of producing samples meets: one pair of files per engine
- * (engine_cpu_timers.c, engine_perf_events.c), chosen by the session's mode in
- * engine.c and handed to the registry (thread_registry.c), which keeps the attached
- * threads and calls the engine for each; an engine keeps its per-thread resource in the
- * handle the registry stores for it. Adding an engine touches no other engine.
- * Never called in signal context; the registry's lock serialises the calls.
+ * The contract every engine, a way of making the threads' signals, meets: one file per engine
+ * (engine_cpu_timers.c, engine_perf_events.c), listed in engines.c, chosen by the session's mode
+ * in engine.c and handed to the registry (thread_registry.c), which keeps the attached threads
+ * and calls the engine for each; an engine keeps its per-thread resource in the handle the
+ * registry stores for it. The signal handler (handler.c) knows an engine only through the last
+ * two members. Adding an engine touches no other engine: its file, its entry in engines.c and
+ * its choice in engine.c.
+ *
+ * Wall mode is no engine of its own: the sampler thread (WallScheduler.swift) accounts every
+ * tick of every thread from the perf engine's samples of the threads that run, the context
+ * switches a ring per thread tells (switch_ring.c), and walks, without a signal, of the threads
+ * blocked in a call (ss_unwind_stack).
+ *
+ * attach to forget_after_fork are never called in signal context; the registry's lock
+ * serialises them. owns_signal and sample_taken are the handler's: signal-safe.
  */
 #ifndef STACKSAMPLER_SAMPLING_ENGINE_H
 #define STACKSAMPLER_SAMPLING_ENGINE_H
 
+#include "engine_internal.h"
+
+#include <signal.h>
 #include <stdint.h>
 
 typedef struct ss_sampling_engine {
@@ -31,13 +43,23 @@ typedef struct ss_sampling_engine {
     /* In a forked child: releases what the handle holds in this process (the child samples
      * none of the parent's threads). */
     void (*forget_after_fork)(int handle);
+    /* Whether `info`, a signal of the engine's number, is one this engine raised (now or in an
+     * earlier session): its timer's cookie, its counter's descriptor. Any thread. */
+    int (*owns_signal)(const siginfo_t *info);
+    /* A signal this engine owns arrived on the thread it signalled: the engine's account of it.
+     * Returns 0 when it stands for no sample (a counter's overflow left over from its random
+     * first period), which the handler then does not record. */
+    int (*sample_taken)(const siginfo_t *info);
 } ss_sampling_engine;
 
 /* cpu mode: a timer on each thread's CPU-time clock, signalling that thread. */
-extern const ss_sampling_engine ss_cpu_timer_engine;
+SS_HIDDEN extern const ss_sampling_engine ss_cpu_timer_engine;
 /* cpu mode (asked for) and wall mode: a perf_event task-clock counter per thread, in user space
  * only, its overflow signalling that thread. */
-extern const ss_sampling_engine ss_perf_event_engine;
+SS_HIDDEN extern const ss_sampling_engine ss_perf_event_engine;
+/* engines.c: the engine that raised `info`, a signal of the engine's number, or NULL when
+ * it is none of theirs (the program's own). Every engine is asked. Signal-safe. */
+SS_HIDDEN const ss_sampling_engine *ss_engine_of_signal(const siginfo_t *info);
 /* engine_perf_events.c: 0 when this process may open counters of the session's event (in user
  * space only), else -errno. */
 int ss_perf_events_available(void);

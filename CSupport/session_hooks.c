@@ -1,7 +1,8 @@
 /*
  * What the owner of a session (the preload library) does around exec and fork,
- * registered as plain C functions so that the interposed exec family and the
- * fork handlers can reach it without knowing who it is.
+ * kept as plain C functions so that the interposed exec family and the fork
+ * handlers can reach it without knowing who it is. Registered through
+ * ss_set_session_hooks (engine.c), which readies fork and exec as well.
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
@@ -11,12 +12,9 @@
 static ss_session_hooks registered;
 static _Atomic pid_t owner_pid;
 
-void ss_set_session_hooks(const ss_session_hooks *hooks) {
+void ss_session_hooks_keep(const ss_session_hooks *hooks) {
     registered = *hooks;
     atomic_store(&owner_pid, getpid());
-    /* A daemon serving on-demand sessions has no session yet: its children are still seen. */
-    ss_engine_watch_forks();
-    ss_exec_hooks_resolve();
 }
 
 const ss_session_hooks *ss_session_hooks_of(pid_t process) {

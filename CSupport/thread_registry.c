@@ -66,16 +66,6 @@ static void unlock_registry(const sigset_t *mask) {
 
 uint64_t ss_thread_descriptor_refusals(void) { return atomic_load(&descriptor_refusals); }
 
-clockid_t ss_thread_cpu_clock(int32_t tid) {
-    return (clockid_t)(((unsigned int)~tid << 3) | 6);
-}
-
-int64_t ss_thread_cpu_time_ns(int32_t tid) {
-    struct timespec spent;
-    if (clock_gettime(ss_thread_cpu_clock(tid), &spent) != 0) return -1;
-    return (int64_t)spent.tv_sec * 1000000000 + spent.tv_nsec;
-}
-
 /* Takes `thread` out of the table (under the lock); returns its engine handle (or -1), which
  * the caller detaches once it has let the lock go. */
 static int release(attached_thread *thread) {

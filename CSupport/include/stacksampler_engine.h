@@ -1,5 +1,6 @@
 /*
- * StackSampler engine: the only interface between the C core and its callers.
+ * StackSampler engine: the interface between the C core and its Swift callers (the
+ * CEngine module). What only C callers use is in stacksampler_engine_c.h.
  *
  * The engine installs the signal handler, arms per-thread timers, unwinds in
  * signal context and writes fixed-size raw samples into memory reserved by
@@ -125,9 +126,6 @@ void ss_engine_sampler_starting(void);
  *  Samples already in the buffer can still be drained. */
 void ss_engine_stop(void);
 
-/** Nonzero between ss_engine_init() and ss_engine_stop(). */
-int ss_engine_running(void);
-
 /** The signal number in use, and whether it is SIGPROF (usual, both modes)
  *  or a substitute because the program had a handler on SIGPROF. */
 int ss_engine_signal(void);
@@ -183,19 +181,16 @@ void ss_sampler_sleep_reset(void);
 enum {
     SS_WOKEN_AT_DEADLINE = 0, /**< the deadline passed */
     SS_WOKEN_TO_STOP = 1,     /**< ss_sampler_wake(): the session is stopping */
-    SS_WOKEN_TO_REFRESH = 2,  /**< ss_sampler_request_refresh(): refresh the module copy now */
+    SS_WOKEN_TO_REFRESH = 2,  /**< the engine asked for a refresh of the module copy now (a dlclose, a walk
+                                   that met a module without a table), or a fork for the sampler to park */
 };
 
-/** Sleeps until CLOCK_MONOTONIC time `deadline_ns`, or until ss_sampler_wake() or
- *  ss_sampler_request_refresh() is called (also if it was called before); says which. */
+/** Sleeps until CLOCK_MONOTONIC time `deadline_ns`, or until ss_sampler_wake() is called or the
+ *  engine asks for a refresh (also if that came before); says which. */
 int ss_sampler_sleep_until(uint64_t deadline_ns);
 
 /** Ends the sampler thread's current and every later sleep (stopping the session). */
 void ss_sampler_wake(void);
-
-/** Wakes the sampler thread to refresh the module copy (after a dlclose). Takes no lock,
- *  so any thread may call it, whatever it holds. */
-void ss_sampler_request_refresh(void);
 
 /** Excludes the calling thread from sampling (the sampler thread itself). */
 void ss_thread_exclude_current(void);
@@ -249,11 +244,6 @@ void ss_switch_ring_close(ss_switch_ring *ring);
  *  of modules gone, so that the handler never reads a module or takes the loader's lock.
  *  Cheap when nothing was loaded or unloaded. Call from the sampler thread. */
 void ss_module_cache_refresh(void);
-/** Around the load of the profiler's own code (its Swift part and what that brings in): the
- *  modules it adds are the profiler's, whose unwind tables are compiled only once a walk
- *  ends early for want of one (no thread of the program runs in them while it is sampled). */
-void ss_module_cache_own_load_begin(void);
-void ss_module_cache_own_load_end(void);
 
 /** Reads again, from /proc/self/maps, the executable memory no module accounts for (JIT code,
  *  which the walk crosses by frame pointer), if a walk met code outside every known range since
@@ -295,11 +285,6 @@ enum {
  *  sampler thread, with ss_read_memory_checked, on a thread stopped in a system call. */
 int ss_unwind_stack(uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, ss_memory_reader read, void *context,
                     uintptr_t *frames, int capacity, int *outcome, int *frame_pointer_steps);
-
-/** ss_unwind_stack from the context a signal interrupted (`interrupted`, a ucontext_t), with every
- *  register the handler's walk starts from (rbx too: the CFA of the loader's lazy-binding resolver). */
-int ss_unwind_context(const void *interrupted, ss_memory_reader read, void *context, uintptr_t *frames, int capacity,
-                      int *outcome);
 
 /** How a walk of a Swift async context chain ended (Parent, ResumeParent from an async context). */
 enum {
@@ -371,6 +356,11 @@ void ss_handler_histogram(uint64_t *buckets);
 
 /** CLOCK_MONOTONIC now, in ns (same clock as sample times). */
 uint64_t ss_now_ns(void);
+
+/** Nonzero in secure-execution mode (AT_SECURE: setuid, setgid or file capabilities). The
+ *  environment then belongs to a less privileged user: output paths, listeners and settings from it
+ *  must not be used with the program's privileges, so a caller does nothing and says so. */
+int ss_secure_execution(void);
 
 /** Returns freed heap pages to the system (malloc_trim): after naming, outside any session's hot path. */
 void ss_release_free_memory(void);

@@ -1,32 +1,20 @@
-/* Loads the file-format libraries privately, once each, and resolves their tables (file_format_libraries.h). */
-#define _GNU_SOURCE
+/* The file-format libraries, each loaded privately once (file_format_libraries.h, private_library.h). */
 #include "file_format_libraries.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
+#include "private_library.h"
 
-#define SS_RESOLVE(name) \
-    if (!(table.name = (__typeof__(table.name))dlsym(library, #name))) return;
+static ss_libelf libelf_table;
+static ss_libdw libdw_table;
+static ss_liblzma liblzma_table;
+static ss_zlib zlib_table;
 
-/* Defines ss_<kind>_load(), loading `file` and resolving `FUNCTIONS` into a table of `type`. */
-#define SS_LIBRARY_LOADER(kind, type, file, FUNCTIONS)          \
-    static type kind##_table;                                   \
-    static const type *kind##_loaded;                           \
-    static pthread_once_t kind##_once = PTHREAD_ONCE_INIT;      \
-    static void kind##_resolve(void) {                          \
-        void *library = dlopen(file, RTLD_NOW | RTLD_LOCAL);    \
-        if (!library) return;                                   \
-        type table;                                             \
-        FUNCTIONS(SS_RESOLVE)                                   \
-        kind##_table = table;                                   \
-        kind##_loaded = &kind##_table;                          \
-    }                                                           \
-    const type *ss_##kind##_load(void) {                        \
-        pthread_once(&kind##_once, kind##_resolve);             \
-        return kind##_loaded;                                   \
-    }
+static ss_private_library libelf = SS_PRIVATE_LIBRARY("libelf.so.1", "libelf1", SS_LIBELF_FUNCTIONS, libelf_table, NULL);
+static ss_private_library libdw = SS_PRIVATE_LIBRARY("libdw.so.1", "libdw1", SS_LIBDW_FUNCTIONS, libdw_table, NULL);
+static ss_private_library liblzma = SS_PRIVATE_LIBRARY("liblzma.so.5", "liblzma5", SS_LIBLZMA_FUNCTIONS, liblzma_table,
+                                                       NULL);
+static ss_private_library zlib = SS_PRIVATE_LIBRARY("libz.so.1", "zlib1g", SS_ZLIB_FUNCTIONS, zlib_table, NULL);
 
-SS_LIBRARY_LOADER(libelf, ss_libelf, "libelf.so.1", SS_LIBELF_FUNCTIONS)
-SS_LIBRARY_LOADER(libdw, ss_libdw, "libdw.so.1", SS_LIBDW_FUNCTIONS)
-SS_LIBRARY_LOADER(liblzma, ss_liblzma, "liblzma.so.5", SS_LIBLZMA_FUNCTIONS)
-SS_LIBRARY_LOADER(zlib, ss_zlib, "libz.so.1", SS_ZLIB_FUNCTIONS)
+const ss_libelf *ss_libelf_load(void) { return ss_private_library_load(&libelf); }
+const ss_libdw *ss_libdw_load(void) { return ss_private_library_load(&libdw); }
+const ss_liblzma *ss_liblzma_load(void) { return ss_private_library_load(&liblzma); }
+const ss_zlib *ss_zlib_load(void) { return ss_private_library_load(&zlib); }

@@ -1,53 +1,26 @@
 /* Loads libcurl privately, once, and makes whole requests through it (http_client_library.h). */
-#define _GNU_SOURCE
 #include "http_client_library.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
+#include "private_library.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Thread-safe since 7.84; done once, at the load, so that no request races it. */
+static const char *initialize(const void *table) {
+    const ss_libcurl *curl = table;
+    CURLcode status = curl->curl_global_init(CURL_GLOBAL_DEFAULT);
+    return status == CURLE_OK ? NULL : curl->curl_easy_strerror(status);
+}
+
 static ss_libcurl libcurl_table;
-static const ss_libcurl *libcurl_loaded;
-static char libcurl_error[512];
-static pthread_once_t libcurl_once = PTHREAD_ONCE_INIT;
+static ss_private_library libcurl =
+    SS_PRIVATE_LIBRARY("libcurl.so.4", "libcurl4", SS_LIBCURL_FUNCTIONS, libcurl_table, initialize);
 
-#define SS_RESOLVE(name)                                                                          \
-    if (!(table.name = (__typeof__(table.name))dlsym(library, #name))) {                          \
-        snprintf(libcurl_error, sizeof libcurl_error, "libcurl.so.4 has no %s (too old?)", #name); \
-        return;                                                                                   \
-    }
+const ss_libcurl *ss_libcurl_load(void) { return ss_private_library_load(&libcurl); }
 
-static void libcurl_resolve(void) {
-    void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        const char *why = dlerror();
-        snprintf(libcurl_error, sizeof libcurl_error, "cannot load libcurl.so.4 (%s); install Debian's libcurl4",
-                 why ? why : "not found");
-        return;
-    }
-    ss_libcurl table;
-    SS_LIBCURL_FUNCTIONS(SS_RESOLVE)
-    /* Thread-safe since 7.84; done once here so that no request races it. */
-    CURLcode status = table.curl_global_init(CURL_GLOBAL_DEFAULT);
-    if (status != CURLE_OK) {
-        snprintf(libcurl_error, sizeof libcurl_error, "libcurl did not initialize: %s", table.curl_easy_strerror(status));
-        return;
-    }
-    libcurl_table = table;
-    libcurl_loaded = &libcurl_table;
-}
-
-const ss_libcurl *ss_libcurl_load(void) {
-    pthread_once(&libcurl_once, libcurl_resolve);
-    return libcurl_loaded;
-}
-
-const char *ss_libcurl_load_error(void) {
-    pthread_once(&libcurl_once, libcurl_resolve);
-    return libcurl_error;
-}
+const char *ss_libcurl_load_error(void) { return ss_private_library_error(&libcurl); }
 
 /* The response body as it arrives. */
 typedef struct {
@@ -91,7 +64,7 @@ int ss_http_perform(const ss_http_request *request, ss_http_response *response) 
     memset(response, 0, sizeof *response);
     const ss_libcurl *curl = ss_libcurl_load();
     if (!curl) {
-        snprintf(response->error, sizeof response->error, "%s", libcurl_error);
+        snprintf(response->error, sizeof response->error, "%s", ss_libcurl_load_error());
         return -1;
     }
     CURL *handle = curl->curl_easy_init();

@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -516,7 +515,6 @@ void ss_http_server_release(ss_http_server *server) {
     if (free_it) free_server(server);
 }
 
-int ss_http_secure_execution(void) { return getauxval(AT_SECURE) != 0; }
 
 int ss_http_server_lost(ss_http_server *server) { return atomic_load(&server->lost); }
 

@@ -1,27 +1,10 @@
-/* Loads libmicrohttpd privately, once, and resolves its table (microhttpd_library.h). */
-#define _GNU_SOURCE
+/* libmicrohttpd, loaded privately once (microhttpd_library.h, private_library.h). */
 #include "microhttpd_library.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
+#include "private_library.h"
 
 static ss_libmicrohttpd table;
-static const ss_libmicrohttpd *loaded;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static ss_private_library libmicrohttpd =
+    SS_PRIVATE_LIBRARY("libmicrohttpd.so.12", "libmicrohttpd12", SS_LIBMICROHTTPD_FUNCTIONS, table, NULL);
 
-#define SS_RESOLVE(name) \
-    if (!(resolved.name = (__typeof__(resolved.name))dlsym(library, #name))) return;
-
-static void resolve(void) {
-    void *library = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL);
-    if (!library) return;
-    ss_libmicrohttpd resolved;
-    SS_LIBMICROHTTPD_FUNCTIONS(SS_RESOLVE)
-    table = resolved;
-    loaded = &table;
-}
-
-const ss_libmicrohttpd *ss_libmicrohttpd_load(void) {
-    pthread_once(&once, resolve);
-    return loaded;
-}
+const ss_libmicrohttpd *ss_libmicrohttpd_load(void) { return ss_private_library_load(&libmicrohttpd); }

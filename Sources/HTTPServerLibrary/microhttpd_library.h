@@ -10,16 +10,16 @@
 
 #include <microhttpd.h>
 
+#include "private_library.h"
+
 #define SS_LIBMICROHTTPD_FUNCTIONS(F) \
     F(MHD_start_daemon) F(MHD_stop_daemon) F(MHD_run) F(MHD_get_timeout) F(MHD_get_daemon_info) \
     F(MHD_get_connection_values_n) F(MHD_lookup_connection_value) F(MHD_create_response_from_buffer) \
     F(MHD_add_response_header) F(MHD_queue_response) F(MHD_destroy_response) F(MHD_suspend_connection) \
     F(MHD_resume_connection)
 
-#define SS_MHD_MEMBER(name) __typeof__(name) *_Nonnull name;
-
 /** libmicrohttpd.so.12's functions used by the HTTP server. */
-typedef struct { SS_LIBMICROHTTPD_FUNCTIONS(SS_MHD_MEMBER) } ss_libmicrohttpd;
+typedef struct { SS_LIBMICROHTTPD_FUNCTIONS(SS_PRIVATE_LIBRARY_MEMBER) } ss_libmicrohttpd;
 
 /** Loads libmicrohttpd on the first call (later calls return the same answer); NULL if the
  *  library or one of its functions is missing. Safe from any thread. */

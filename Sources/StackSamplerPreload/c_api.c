@@ -6,7 +6,7 @@
 
 /* The Swift part, or NULL with `status` set to the code to return. */
 static const ss_swift_part *available(int *status) {
-    if (ss_secure_execution()) {
+    if (ss_refuse_secure_execution()) {
         *status = STACKSAMPLER_ERROR_SECURE_EXECUTION;
         return NULL;
     }

@@ -65,7 +65,7 @@ static int owns_output(const char *output) {
 __attribute__((constructor)) static void stacksampler_preload_constructor(void) {
     const char *output = getenv(output_variable);
     if (!output) output = "";
-    if ((!*output && !first_daemon_variable()) || ss_secure_execution() || !owns_output(output)) return;
+    if ((!*output && !first_daemon_variable()) || ss_refuse_secure_execution() || !owns_output(output)) return;
     const ss_swift_part *part = ss_swift_part_load();
     if (part) part->preload_main();
 }

@@ -27,9 +27,9 @@ const ss_swift_part *ss_swift_part_load(void);
  * backtracer off for that load when the process has no Swift runtime of its own yet. */
 void *ss_dlopen_without_swift_backtracer(const char *path);
 
-/* secure_execution.c: nonzero in secure-execution mode (setuid, setgid, file capabilities),
- * where the library does nothing; says so on stderr the first time. */
-int ss_secure_execution(void);
+/* secure_execution.c: nonzero in secure-execution mode (ss_secure_execution), where the library
+ * does nothing; says so on stderr the first time. */
+int ss_refuse_secure_execution(void);
 
 /* diagnostics.c: writes "stacksampler: " + the parts + "\n" on stderr with write(2). */
 void ss_report(const char *first, const char *second, const char *third);

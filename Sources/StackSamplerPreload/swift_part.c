@@ -6,7 +6,7 @@
 #define _GNU_SOURCE
 #include "preload_internal.h"
 #include "preload_swift_part.h"
-#include "stacksampler_engine.h"
+#include "stacksampler_engine_c.h"
 
 #include <dlfcn.h>
 #include <limits.h>

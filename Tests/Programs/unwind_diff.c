@@ -51,7 +51,7 @@
 #include <unistd.h>
 
 /* The engine's walk, exported by libStackSamplerPreload.so. */
-#include "stacksampler_engine.h"
+#include "stacksampler_engine_c.h"
 
 enum { MAX_FRAMES = 128, MAX_MODULES = 256, MAX_GROUPS = 512, REFRESH_NS = 2000000 };
 enum { COPY_SLOTS = 64, COPY_PAGES = 16, PAGE = 4096 };

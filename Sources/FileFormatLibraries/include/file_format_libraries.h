@@ -15,6 +15,8 @@
 #include <lzma.h>
 #include <zlib.h>
 
+#include "private_library.h"
+
 #define SS_LIBELF_FUNCTIONS(F) \
     F(elf_version) F(elf_begin) F(elf_memory) F(elf_end) F(elf_kind) F(elf_getphdrnum) F(elf_nextscn) \
     F(elf_getshdrstrndx) F(elf_strptr) F(elf_getdata) F(elf_getdata_rawchunk) F(elf_ndxscn) F(gelf_getclass) \
@@ -29,16 +31,14 @@
 
 #define SS_ZLIB_FUNCTIONS(F) F(deflateInit2_) F(deflate) F(deflateEnd)
 
-#define SS_LIBRARY_MEMBER(name) __typeof__(name) *_Nonnull name;
-
 /** libelf.so.1's functions used by the symbolizer. */
-typedef struct { SS_LIBELF_FUNCTIONS(SS_LIBRARY_MEMBER) } ss_libelf;
+typedef struct { SS_LIBELF_FUNCTIONS(SS_PRIVATE_LIBRARY_MEMBER) } ss_libelf;
 /** libdw.so.1's functions used for source lines and inlined calls. */
-typedef struct { SS_LIBDW_FUNCTIONS(SS_LIBRARY_MEMBER) } ss_libdw;
+typedef struct { SS_LIBDW_FUNCTIONS(SS_PRIVATE_LIBRARY_MEMBER) } ss_libdw;
 /** liblzma.so.5's functions used for MiniDebugInfo and debug-link CRCs. */
-typedef struct { SS_LIBLZMA_FUNCTIONS(SS_LIBRARY_MEMBER) } ss_liblzma;
+typedef struct { SS_LIBLZMA_FUNCTIONS(SS_PRIVATE_LIBRARY_MEMBER) } ss_liblzma;
 /** libz.so.1's functions used for gzip-compressed pprof files. */
-typedef struct { SS_ZLIB_FUNCTIONS(SS_LIBRARY_MEMBER) } ss_zlib;
+typedef struct { SS_ZLIB_FUNCTIONS(SS_PRIVATE_LIBRARY_MEMBER) } ss_zlib;
 
 /** Each loads its library on the first call (later calls return the same answer); NULL if the
  *  library or one of its functions is missing. Safe from any thread. Not exported: each image

@@ -16,14 +16,14 @@
 #include <curl/curl.h>
 #include <stddef.h>
 
+#include "private_library.h"
+
 #define SS_LIBCURL_FUNCTIONS(F) \
     F(curl_global_init) F(curl_easy_init) F(curl_easy_setopt) F(curl_easy_perform) F(curl_easy_getinfo) \
     F(curl_easy_cleanup) F(curl_easy_strerror) F(curl_slist_append) F(curl_slist_free_all)
 
-#define SS_LIBCURL_MEMBER(name) __typeof__(name) *_Nonnull name;
-
 /** libcurl.so.4's functions used by the HTTP client. */
-typedef struct { SS_LIBCURL_FUNCTIONS(SS_LIBCURL_MEMBER) } ss_libcurl;
+typedef struct { SS_LIBCURL_FUNCTIONS(SS_PRIVATE_LIBRARY_MEMBER) } ss_libcurl;
 
 #define SS_HTTP_HIDDEN __attribute__((visibility("hidden")))
 

@@ -95,8 +95,4 @@ void ss_http_work_end(void);
  *  server's code (Swift's runtime, malloc'd state) and may have held a lock that stays held. */
 int ss_http_work_under_way(void);
 
-/** Nonzero in secure-execution mode (getauxval(AT_SECURE): setuid, setgid, file capabilities),
- *  where the environment that asks for a listener belongs to a less privileged user. */
-int ss_http_secure_execution(void);
-
 #endif

@@ -26,7 +26,7 @@ package final class ProfileServer: Sendable {
     /// standard error; it throws only when it is the only listener.
     package init(listen: [ListenAddress], defaultSocket: Bool = true, provider: any ProfileProvider, maxSeconds: Int,
                 limits: HTTPServerLimits = HTTPServerLimits()) throws(ProfileServerError) {
-        guard ss_http_secure_execution() == 0 else {
+        guard ss_secure_execution() == 0 else {
             throw ProfileServerError("secure-execution mode (setuid, setgid or file capabilities): not listening, since the environment that asks for it belongs to a less privileged user")
         }
         do {
