@@ -18,9 +18,9 @@ let package = Package(
         // Swift users link the engine in with the library.
         .library(name: "StackSampler", targets: ["StackSampler", "CSupport"]),
         // Preloaded into every process: the C engine and its interpositions, no Swift.
-        .library(name: "StackSamplerPreload", type: .dynamic, targets: ["PreloadEntry"]),
+        .library(name: "StackSamplerPreload", type: .dynamic, targets: ["StackSamplerPreload"]),
         // Loaded by the preload library (dlopen, beside it) only when profiling is asked for.
-        .library(name: "StackSamplerPreloadSwift", type: .dynamic, targets: ["StackSamplerPreload"]),
+        .library(name: "StackSamplerPreloadSwift", type: .dynamic, targets: ["StackSamplerPreloadSwift"]),
         .executable(name: "stacksampler", targets: ["stacksampler"]),
     ],
     dependencies: [
@@ -37,47 +37,52 @@ let package = Package(
         // The engine's declarations alone (CSupport/include), for Swift code whose engine is linked
         // elsewhere: the preload library's Swift part binds to the preload library's one engine.
         .systemLibrary(name: "CEngine", path: "Sources/CEngine"),
-        // The C API's declarations alone (PreloadEntry/include/stacksampler.h), for its Swift side.
+        // The C API's declarations alone (StackSamplerPreload/include/stacksampler.h), for its Swift side.
         .systemLibrary(name: "CAPIHeader", path: "Sources/CAPIHeader"),
-        // libelf's declarations (Debian's libelf-dev), for the symbolizer.
-        .systemLibrary(name: "CElf", path: "Sources/CElf", providers: [.apt(["libelf-dev"])]),
-        // liblzma's declarations (liblzma-dev): .gnu_debugdata (MiniDebugInfo) and debuglink CRCs.
-        .systemLibrary(name: "CLzma", path: "Sources/CLzma", providers: [.apt(["liblzma-dev"])]),
-        // libdw's declarations (libdw-dev): source lines and inlined calls from DWARF (--lines).
-        .systemLibrary(name: "CDw", path: "Sources/CDw", providers: [.apt(["libdw-dev"])]),
-        // zlib's declarations (zlib1g-dev), for gzip-compressed pprof files.
+        // zlib's declarations (zlib1g-dev), for the tests, which gunzip pprof files.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // The one loader of a library kept out of the program's global scope (dlopen RTLD_LOCAL on
         // first use, its functions in a table); each image that links it keeps its own.
         .target(name: "PrivateLibrary", cSettings: engineCFlags, linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
-        // Those four libraries loaded privately on first use, through tables of their functions.
-        .target(name: "SymbolLibraries", dependencies: ["CElf", "CDw", "CLzma", "CZlib", "PrivateLibrary"], cSettings: engineCFlags),
+        // libelf and libdw (the symbolizer: ELF, source lines and inlined calls from DWARF), liblzma
+        // (MiniDebugInfo, debuglink CRCs) and zlib (gzip-compressed pprof files), loaded privately on
+        // first use, through tables of their functions. Only their headers are needed to build, from
+        // the system's include path (Debian's libelf-dev, libdw-dev, liblzma-dev, zlib1g-dev).
+        .target(name: "FileFormatLibraries", dependencies: ["PrivateLibrary"], cSettings: engineCFlags),
         // libcurl loaded privately on first use, through a table of its functions, and one whole
         // request in C (curl_easy_setopt is variadic). Debian's libcurl4-openssl-dev for the header.
         .target(name: "HTTPClientLibrary", dependencies: ["PrivateLibrary"], cSettings: engineCFlags),
-        // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation.
-        .target(name: "StackSampler", dependencies: ["CEngine", "SymbolLibraries"], swiftSettings: lightSwift),
+        // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation. Public: the
+        // Swift API (Profiler, ProfilerConfiguration, Profile, its formats and errors); what the CLI,
+        // the daemon and the preload library share beyond that is package.
+        .target(name: "StackSampler", dependencies: ["CEngine", "FileFormatLibraries"], swiftSettings: lightSwift),
         // The preload library's own code (C): constructor, C API, loading of the Swift part.
         // No Swift runtime in its dependencies: see no_swift_runtime.c.
         // Bound at load (-z now): a call's first run through the lazy resolver saves the whole
         // vector state on the stack (3 KiB measured), which the signal handler, on a thread with
         // little stack left, cannot afford, and must not enter the loader anyway.
-        .target(name: "PreloadEntry", dependencies: ["CSupport"], cSettings: engineCFlags,
+        .target(name: "StackSamplerPreload", dependencies: ["CSupport"], cSettings: engineCFlags,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "now"])]),
         // The HTTP server of the daemon's pull endpoints, over libmicrohttpd (Debian's libmicrohttpd-dev
         // for the header, libmicrohttpd12 at run time) loaded privately only when a listener is asked for.
         .target(name: "HTTPServerLibrary", dependencies: ["PrivateLibrary"], cSettings: engineCFlags, linkerSettings: [.linkedLibrary("pthread")]),
-        // The daemon: continuous windows written, served over HTTP and pushed. No Foundation.
+        // The daemon: continuous windows written, served over HTTP and pushed. No Foundation. Not a
+        // product: its declarations are package.
         .target(name: "StackSamplerDaemon", dependencies: ["StackSampler", "CEngine", "HTTPClientLibrary", "HTTPServerLibrary"], swiftSettings: lightSwift),
         // The preload library's Swift part: sessions from the environment and the C API.
-        .target(name: "StackSamplerPreload", dependencies: ["StackSampler", "StackSamplerDaemon", "CAPIHeader"], swiftSettings: lightSwift),
+        .target(name: "StackSamplerPreloadSwift", dependencies: ["StackSampler", "StackSamplerDaemon", "CAPIHeader"], swiftSettings: lightSwift),
         .executableTarget(
             name: "stacksampler",
             dependencies: ["StackSampler", "StackSamplerDaemon", "CSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "StackSamplerDaemon", "CSupport", "CZlib"],
+        // What tests of several targets share, all run in one test process: a receiver standing in
+        // for Pyroscope, a scripted transport, a CPU burn, and one profiler session at a time.
+        .target(name: "TestSupport", dependencies: ["StackSamplerDaemon"], path: "Tests/TestSupport"),
+        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "StackSamplerDaemon", "CSupport", "CZlib", "TestSupport"],
                     linkerSettings: [.linkedLibrary("z")]),
-        .testTarget(name: "StackSamplerDaemonTests", dependencies: ["StackSamplerDaemon", "CSupport"]),
+        .testTarget(name: "StackSamplerDaemonTests", dependencies: ["StackSamplerDaemon", "CSupport", "TestSupport"]),
+        // The CLI's own types (the top table), through @testable import of the executable's module.
+        .testTarget(name: "StackSamplerCLITests", dependencies: ["stacksampler"]),
         .testTarget(name: "EndToEndTests", dependencies: []),
     ]
 )

@@ -106,7 +106,7 @@ public struct Profile: Sendable {
         public var reports: [String] = []
 
         /// A window's description with nothing to report yet.
-        public init(index: Int, lengthNanoseconds: UInt64) {
+        package init(index: Int, lengthNanoseconds: UInt64) {
             self.index = index
             self.lengthNanoseconds = lengthNanoseconds
         }

@@ -2,34 +2,34 @@ import Glibc
 import HTTPClientLibrary
 
 /// One HTTP request: GET or POST, over TCP or a unix socket, with bounds on its time.
-public struct HTTPClientRequest: Sendable, Equatable {
+package struct HTTPClientRequest: Sendable, Equatable {
     /// The HTTP method.
-    public enum Method: String, Sendable {
+    package enum Method: String, Sendable {
         case get = "GET"
         case post = "POST"
     }
 
     /// The method.
-    public var method: Method
+    package var method: Method
     /// An `http://` or `https://` URL. With `unixSocketPath`, its host only fills the Host header.
-    public var url: String
+    package var url: String
     /// A unix socket to connect to instead of the URL's host and port.
-    public var unixSocketPath: String?
+    package var unixSocketPath: String?
     /// Header fields, in order: `("Content-Type", "application/octet-stream")`.
-    public var headers: [(name: String, value: String)]
+    package var headers: [(name: String, value: String)]
     /// The body of a POST.
-    public var body: [UInt8]
+    package var body: [UInt8]
     /// Longest wait for the connection, in ms.
-    public var connectTimeoutMilliseconds: Int
+    package var connectTimeoutMilliseconds: Int
     /// Longest time for the whole exchange, in ms (0: no bound).
-    public var totalTimeoutMilliseconds: Int
+    package var totalTimeoutMilliseconds: Int
     /// A longer response body ends the exchange with an error (0: no bound).
-    public var maxResponseBytes: Int
+    package var maxResponseBytes: Int
     /// Ends the exchange early (within about a second) once cancelled from another thread.
-    public var cancellation: HTTPCancellation?
+    package var cancellation: HTTPCancellation?
 
     /// A request; by default 5 s to connect, 30 s in all, and a response of at most 256 MiB.
-    public init(method: Method = .get, url: String, unixSocketPath: String? = nil, headers: [(name: String, value: String)] = [],
+    package init(method: Method = .get, url: String, unixSocketPath: String? = nil, headers: [(name: String, value: String)] = [],
                 body: [UInt8] = [], connectTimeoutMilliseconds: Int = 5000, totalTimeoutMilliseconds: Int = 30000,
                 maxResponseBytes: Int = 256 << 20) {
         self.method = method
@@ -43,11 +43,11 @@ public struct HTTPClientRequest: Sendable, Equatable {
     }
 
     /// The value of the first header named `name` (case-insensitive), if any.
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 
-    public static func == (left: HTTPClientRequest, right: HTTPClientRequest) -> Bool {
+    package static func == (left: HTTPClientRequest, right: HTTPClientRequest) -> Bool {
         left.method == right.method && left.url == right.url && left.unixSocketPath == right.unixSocketPath
             && left.headers.map(\.name) == right.headers.map(\.name) && left.headers.map(\.value) == right.headers.map(\.value)
             && left.body == right.body && left.connectTimeoutMilliseconds == right.connectTimeoutMilliseconds
@@ -56,12 +56,12 @@ public struct HTTPClientRequest: Sendable, Equatable {
 }
 
 /// A flag that ends the exchanges of the requests that carry it: `cancel()` from any thread.
-public final class HTTPCancellation: @unchecked Sendable {
+package final class HTTPCancellation: @unchecked Sendable {
     /// Read by libcurl's progress callback, written once by `ss_http_cancel` (atomically, in C).
     fileprivate let flag: UnsafeMutablePointer<Int32>
 
     /// A flag not yet set.
-    public init() {
+    package init() {
         flag = .allocate(capacity: 1)
         flag.initialize(to: 0)
     }
@@ -69,24 +69,24 @@ public final class HTTPCancellation: @unchecked Sendable {
     deinit { flag.deallocate() }
 
     /// Ends the exchanges now running with this flag, and any started later.
-    public func cancel() { ss_http_cancel(flag) }
+    package func cancel() { ss_http_cancel(flag) }
 }
 
 /// A response: its status and body, whatever the status.
-public struct HTTPClientResponse: Sendable, Equatable {
+package struct HTTPClientResponse: Sendable, Equatable {
     /// The HTTP status code.
-    public var status: Int
+    package var status: Int
     /// The body.
-    public var body: [UInt8]
+    package var body: [UInt8]
 
     /// A response with this status and body.
-    public init(status: Int, body: [UInt8] = []) {
+    package init(status: Int, body: [UInt8] = []) {
         self.status = status
         self.body = body
     }
 
     /// The body as text (invalid UTF-8 repaired), without trailing newlines.
-    public var text: String {
+    package var text: String {
         var text = String(decoding: body, as: UTF8.self)
         while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
         return text
@@ -94,13 +94,13 @@ public struct HTTPClientResponse: Sendable, Equatable {
 }
 
 /// Why no response came back.
-public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// libcurl could not be loaded (`reason` says why and what to install).
     case libraryUnavailable(String)
     /// The exchange failed: no connection, a timeout, a response too large (`reason` is libcurl's message).
     case transferFailed(url: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .libraryUnavailable(let reason): reason
         case .transferFailed(let url, let reason): "\(url): \(reason)"
@@ -109,7 +109,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 /// Something that makes HTTP requests: `HTTPClient`, or a fake in tests.
-public protocol HTTPTransport: Sendable {
+package protocol HTTPTransport: Sendable {
     /// Makes `request` and waits for the whole response (or the request's time bound).
     func send(_ request: HTTPClientRequest) -> Result<HTTPClientResponse, HTTPClientError>
 }
@@ -117,16 +117,16 @@ public protocol HTTPTransport: Sendable {
 /// An HTTP client on libcurl, which it loads privately (`dlopen` with `RTLD_LOCAL`) on the first
 /// request, so that a process that never makes one never maps it. Blocks the calling thread for
 /// the exchange; any number of threads may make requests at once. Raises no signal.
-public struct HTTPClient: HTTPTransport {
+package struct HTTPClient: HTTPTransport {
     /// A client.
-    public init() {}
+    package init() {}
 
     /// Whether libcurl can be loaded; nil when it can, else why not.
-    public static func unavailableReason() -> String? {
+    package static func unavailableReason() -> String? {
         ss_libcurl_load() == nil ? String(cString: ss_libcurl_load_error()) : nil
     }
 
-    public func send(_ request: HTTPClientRequest) -> Result<HTTPClientResponse, HTTPClientError> {
+    package func send(_ request: HTTPClientRequest) -> Result<HTTPClientResponse, HTTPClientError> {
         if let reason = Self.unavailableReason() { return .failure(.libraryUnavailable(reason)) }
         let lines = request.headers.map { "\($0.name): \($0.value)" }
         var response = ss_http_response()

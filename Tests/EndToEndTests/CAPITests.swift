@@ -6,7 +6,7 @@ extension EndToEnd {
     @Suite struct CAPI {
         /// The `#define STACKSAMPLER_… N` constants of the shipped header.
         static func headerConstants() throws -> [String: Int] {
-            let header = try String(contentsOfFile: PackagePaths.root + "/Sources/PreloadEntry/include/stacksampler.h", encoding: .utf8)
+            let header = try String(contentsOfFile: PackagePaths.root + "/Sources/StackSamplerPreload/include/stacksampler.h", encoding: .utf8)
             var constants: [String: Int] = [:]
             for line in header.split(separator: "\n") {
                 let words = line.split(separator: " ")

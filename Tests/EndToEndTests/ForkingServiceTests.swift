@@ -9,6 +9,12 @@ enum ForkingService {
     static let ab = "/usr/bin/ab"
     static var hasNginx: Bool { FileManager.default.isExecutableFile(atPath: nginx) && FileManager.default.isExecutableFile(atPath: ab) }
     static var hasRedis: Bool { FileManager.default.isExecutableFile(atPath: redis) && GoPprof.executable != nil }
+    static let python = "/usr/bin/python3"
+    static var hasPython: Bool { FileManager.default.isExecutableFile(atPath: python) }
+    /// Why the tests that need them are skipped.
+    static let nginxSkipReason: Comment = "nginx or ab is not installed (Scripts/setup.sh installs nginx and apache2-utils)"
+    static let redisSkipReason: Comment = "redis-server or go is not installed (Scripts/setup.sh installs redis-server and golang-go)"
+    static let pythonSkipReason: Comment = "python3 is not installed (Scripts/setup.sh installs it)"
 
     /// Two distinct free loopback ports.
     static func twoPorts() throws -> (UInt16, UInt16) {
@@ -133,7 +139,7 @@ extension EndToEnd {
     /// socket, and `stacksampler profile PID` tells the truth about each process.
     @Suite struct ForkingServices {
         @Test("nginx in its default (daemonizing) mode, two workers, STACKSAMPLER_LISTEN: the address is answered by the master that lives, each worker's profile under ab load names nginx's worker functions; stopped cleanly",
-              .enabled(if: ForkingService.hasNginx))
+              .enabled(if: ForkingService.hasNginx, ForkingService.nginxSkipReason))
         func daemonizingNginx() throws {
             let directory = try ScratchDirectory.make("nginx-daemon")
             let (httpPort, listenPort) = try ForkingService.twoPorts()
@@ -199,7 +205,7 @@ extension EndToEnd {
             }
         }
 
-        @Test("redis-server --daemonize yes with STACKSAMPLER_LISTEN is answered by go tool pprof", .enabled(if: ForkingService.hasRedis))
+        @Test("redis-server --daemonize yes with STACKSAMPLER_LISTEN is answered by go tool pprof", .enabled(if: ForkingService.hasRedis, ForkingService.redisSkipReason))
         func daemonizingRedis() throws {
             let directory = try ScratchDirectory.make("redis-daemon")
             let (redisPort, listenPort) = try ForkingService.twoPorts()
@@ -225,7 +231,7 @@ extension EndToEnd {
         }
 
         @Test("nginx with daemon off, %p outputs and STACKSAMPLER_LISTEN: each worker's profile is written and served; the address is the master's",
-              .enabled(if: ForkingService.hasNginx))
+              .enabled(if: ForkingService.hasNginx, ForkingService.nginxSkipReason))
         func preforkedNginxWorkers() throws {
             let directory = try ScratchDirectory.make("nginx-workers")
             let (httpPort, listenPort) = try ForkingService.twoPorts()
@@ -311,7 +317,7 @@ extension EndToEnd {
         }
 
         @Test("a Python os.fork() child, with %p outputs and STACKSAMPLER_LISTEN, writes a profile of its own",
-              .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
+              .enabled(if: ForkingService.hasPython, ForkingService.pythonSkipReason))
         func pythonForkChild() throws {
             let directory = try ScratchDirectory.make("python-fork")
             let script = directory + "/fork.py"
@@ -329,7 +335,7 @@ extension EndToEnd {
                 print("child", pid)
 
                 """.write(toFile: script, atomically: true, encoding: .utf8)
-            let result = try ChildProcess.run("/usr/bin/python3", ["-I", "-S", script],
+            let result = try ChildProcess.run(ForkingService.python, ["-I", "-S", script],
                                               environment: ["LD_PRELOAD": try BuildProducts.preloadLibrary(), "STACKSAMPLER_LISTEN": "unix",
                                                             "STACKSAMPLER_OUTPUT": directory + "/profile-%p.folded"],
                                               in: directory, timeout: .seconds(60))

@@ -112,13 +112,14 @@ extension EndToEnd {
             #expect(try symbols(["--undefined-only"], swiftPart).contains("ss_engine_init"))
         }
 
-        /// Whether this run can make a setuid program: as root, with a user `nobody`, on a file
-        /// system that honours the setuid bit, with the built library (the program's run path)
-        /// where `nobody` can reach it: every directory above it searchable by others.
+        /// Whether this run can make a setuid program `nobody` can run: as root, with a user
+        /// `nobody`, in a scratch directory on a file system that honours the setuid bit, every
+        /// directory above it searchable by others (the program and its library are copied there,
+        /// since the build directory, in a checkout under a 0700 home, may not be).
         static var canMakeSetuidPrograms: Bool {
             var status = statvfs()
             return getuid() == 0 && getpwnam("nobody") != nil && statvfs(ScratchDirectory.run, &status) == 0
-                && status.f_flag & UInt(ST_NOSUID) == 0 && othersCanSearch(BuildProducts.directory)
+                && status.f_flag & UInt(ST_NOSUID) == 0 && othersCanSearch(ScratchDirectory.run)
         }
 
         /// Whether every directory from `/` down to `path` is searchable by other users.
@@ -134,14 +135,18 @@ extension EndToEnd {
 
         @Test("in secure-execution mode (setuid) the library and the C API do nothing and say so once",
               .enabled(if: canMakeSetuidPrograms,
-                       "needs root, a file system without nosuid, and a checkout whose directories others may search"))
+                       "needs root, a user nobody, and a scratch directory ($TMPDIR) that others may search on a file system without nosuid"))
         func secureExecution() throws {
             let directory = try ScratchDirectory.make("secure-execution")
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory)
+            // Run as nobody, the program's loader must reach the preload library: both are placed
+            // in this directory, which nobody may search, the program linked to the copy there.
+            let library = directory + "/libStackSamplerPreload.so"
+            try FileManager.default.copyItem(atPath: try BuildProducts.preloadLibrary(), toPath: library)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: library)
+            let program = try TestProgram.cAPI.compiled(into: directory, libraryDirectory: directory)
             let nobody = try #require(getpwnam("nobody")).pointee.pw_uid
             // Run by root, a program setuid to nobody has real uid 0 and effective uid 65534: AT_SECURE.
-            let program = directory + "/c_api"
-            try FileManager.default.copyItem(atPath: try TestProgram.cAPI.executable(), toPath: program)
             #expect(chown(program, nobody, 0) == 0 && chmod(program, 0o4755) == 0)
             let output = directory + "/unwanted.folded"
             let run = try ChildProcess.run(program, [output, output + ".pb.gz"],

@@ -5,7 +5,7 @@ extension EndToEnd {
     /// `stacksampler profile PID` asked for several files of one span.
     @Suite struct ProfileCommandFormats {
         @Test("profile PID -o a.pb.gz -o a.folded: the pprof is complete (cpu/nanoseconds, period, mappings), the folded names the hot function",
-              .enabled(if: GoPprof.executable != nil))
+              .enabled(if: GoPprof.executable != nil, GoPprof.skipReason))
         func severalOutputs() throws {
             let service = try RunningService(label: "profile-formats")
             try service.waitForSocket()

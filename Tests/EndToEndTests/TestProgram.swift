@@ -161,19 +161,19 @@ enum TestProgram: String, CaseIterable, Sendable {
             ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
              .perfFds, .denyPerfEvents, .pageFaults, .service, .forkRounds, .syscalls: ["gcc", "-O2"]
-        case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
-        case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
+        case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
+        case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         case .inlined: ["gcc", "-O2", "-g"]
-        case .threadsBeforeStart: ["gcc", "-O2", "-pthread", "-fno-omit-frame-pointer", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
+        case .threadsBeforeStart: ["gcc", "-O2", "-pthread", "-fno-omit-frame-pointer", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         case .threadsBeforeStartNoFramePointers:
-            ["gcc", "-O2", "-pthread", "-fomit-frame-pointer", "-I", PackagePaths.root + "/Sources/PreloadEntry/include"]
+            ["gcc", "-O2", "-pthread", "-fomit-frame-pointer", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         // -g: swiftc on Linux writes .eh_frame for every function only with debug info.
         case .threadsBeforeStartSwift:
-            ["swiftc", "-O", "-g", "-import-objc-header", PackagePaths.root + "/Sources/PreloadEntry/include/stacksampler.h"]
+            ["swiftc", "-O", "-g", "-import-objc-header", PackagePaths.root + "/Sources/StackSamplerPreload/include/stacksampler.h"]
         case .asyncStages: ["swiftc", "-O", "-g", "-parse-as-library"]
         case .asyncStagesSelf:
             ["swiftc", "-O", "-g", "-parse-as-library", "-D", "SELF_PROFILING",
-             "-import-objc-header", PackagePaths.root + "/Sources/PreloadEntry/include/stacksampler.h"]
+             "-import-objc-header", PackagePaths.root + "/Sources/StackSamplerPreload/include/stacksampler.h"]
         case .smallAltstack, .ownLibunwind, .hiddenDlclose, .sigprofReader, .smallStack: ["gcc", "-O2", "-pthread"]
         case .fdHeadroom: ["gcc", "-O2", "-D_FORTIFY_SOURCE=2", "-pthread"]
         case .rustThreads: ["rustc", "-O"]
@@ -181,15 +181,16 @@ enum TestProgram: String, CaseIterable, Sendable {
         }
     }
 
-    /// Libraries to link, after the source.
-    private var libraries: [String] {
+    /// Libraries to link, after the source; the preload library (for the C API) is linked from,
+    /// and found at run time in, `libraryDirectory`.
+    private func libraries(from libraryDirectory: String) -> [String] {
         switch self {
         case .cAPI, .cAPIExec, .sessions, .threadsBeforeStart, .threadsBeforeStartNoFramePointers:
-            ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Wl,-rpath," + BuildProducts.directory]
+            ["-L", libraryDirectory, "-lStackSamplerPreload", "-Wl,-rpath," + libraryDirectory]
         case .threadsBeforeStartSwift, .asyncStagesSelf:
-            ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Xlinker", "-rpath", "-Xlinker", BuildProducts.directory]
+            ["-L", libraryDirectory, "-lStackSamplerPreload", "-Xlinker", "-rpath", "-Xlinker", libraryDirectory]
         case .unwindDiff:
-            ["-L", BuildProducts.directory, "-lStackSamplerPreload", "-Wl,-rpath," + BuildProducts.directory, "-ldl", "-lpthread"]
+            ["-L", libraryDirectory, "-lStackSamplerPreload", "-Wl,-rpath," + libraryDirectory, "-ldl", "-lpthread"]
         default: []
         }
     }
@@ -214,21 +215,27 @@ enum TestProgram: String, CaseIterable, Sendable {
         return self == .stripped ? path + ".unstripped" : path
     }
 
-    /// Compiles the program into this run's `bin/` directory (and strips it, for `.stripped`);
-    /// throws with the tool's output on failure.
+    /// Compiles the program into this run's `bin/` directory, linked to the build directory's
+    /// preload library.
     private func compile() throws -> String {
         let bin = ScratchDirectory.run + "/bin"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        let output = bin + "/" + rawValue
+        return try compiled(into: bin, libraryDirectory: BuildProducts.directory)
+    }
+
+    /// Compiles the program into `directory` (and strips it, for `.stripped`), linked to the
+    /// preload library in `libraryDirectory`; not cached. Throws with the tool's output on failure.
+    func compiled(into directory: String, libraryDirectory: String) throws -> String {
+        let output = directory + "/" + rawValue
         let compiled = self == .stripped ? output + ".unstripped" : output
         let result = try ChildProcess.run(
-            compiler[0], Array(compiler.dropFirst()) + ["-o", compiled, PackagePaths.programs + "/" + source] + libraries,
-            in: bin, timeout: .seconds(300))
+            compiler[0], Array(compiler.dropFirst()) + ["-o", compiled, PackagePaths.programs + "/" + source] + libraries(from: libraryDirectory),
+            in: directory, timeout: .seconds(300))
         guard result.termination == .exited(0) else {
             throw HarnessError("compiling \(source) failed: \(result)")
         }
         if compiled != output {
-            let strip = try ChildProcess.run("strip", ["-o", output, compiled], in: bin, timeout: .seconds(60))
+            let strip = try ChildProcess.run("strip", ["-o", output, compiled], in: directory, timeout: .seconds(60))
             guard strip.termination == .exited(0) else { throw HarnessError("stripping \(rawValue) failed: \(strip)") }
         }
         return output

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StackSampler
+import TestSupport
 @testable import StackSamplerDaemon
 
 /// OpenTelemetry's variables, read as its SDKs read them.

@@ -1,28 +1,18 @@
 import Foundation
 import Testing
 @testable import StackSampler
+import TestSupport
 
-/// Burns CPU in a frame of its own until the thread has used `seconds` of CPU time.
-@inline(never)
-func burnInProfilerAPITest(seconds: Double) -> UInt64 {
-    var spent = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spent)
-    let end = Double(spent.tv_sec) + Double(spent.tv_nsec) / 1e9 + seconds
-    var value: UInt64 = 1
-    repeat {
-        for _ in 0..<50_000 { value = value &* 6364136223846793005 &+ 1442695040888963407 }
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spent)
-    } while Double(spent.tv_sec) + Double(spent.tv_nsec) / 1e9 < end
-    return value
-}
-
-/// The Swift API profiling the test process itself. One session at a time, so serialized.
-@Suite(.serialized) struct ProfilerAPITests {
-    @Test func stopWithoutStartIsAnError() {
+/// The Swift API profiling the test process itself. One session at a time, so serialized, and
+/// apart from other test targets' sessions (`.profilerSession`).
+@Suite(.serialized, .profilerSession) struct ProfilerAPITests {
+    @Test("stop without a session throws notRunning")
+    func stopWithoutStartIsAnError() {
         #expect(throws: ProfilerError.notRunning) { try Profiler.stop() }
     }
 
-    @Test func startingTwiceIsAnErrorNotACrash() throws {
+    @Test("a second start throws alreadyRunning, and the first session goes on")
+    func startingTwiceIsAnErrorNotACrash() throws {
         try Profiler.start(period: .milliseconds(10), mode: .cpu)
         #expect(throws: ProfilerError.alreadyRunning) { try Profiler.start(period: .milliseconds(10), mode: .cpu) }
         #expect(Profiler.isRunning)
@@ -30,12 +20,13 @@ func burnInProfilerAPITest(seconds: Double) -> UInt64 {
         #expect(!Profiler.isRunning)
     }
 
-    @Test func badPeriodIsRejectedBeforeAnythingStarts() {
+    @Test("a period out of range is refused before anything starts")
+    func badPeriodIsRejectedBeforeAnythingStarts() {
         #expect(throws: ProfilerError.self) { try Profiler.start(period: .microseconds(10), mode: .cpu) }
         #expect(!Profiler.isRunning)
     }
 
-    @Test(arguments: SamplingMode.allCases)
+    @Test("the calling thread and a thread started later are both sampled, whole stacks", arguments: SamplingMode.allCases)
     func samplesTheCallingThreadAndThreadsStartedLater(mode: SamplingMode) throws {
         try Profiler.start(period: .milliseconds(5), mode: mode)
         let worker = Thread {

@@ -1,5 +1,6 @@
 import Testing
 @testable import StackSampler
+import TestSupport
 
 /// An async chain of the test process itself: apiOuter awaits apiMiddle, which awaits apiLeaf
 /// twice, which burns CPU in a synchronous function.

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import CEngine
 @testable import StackSampler
+import TestSupport
 
 /// Continuous sessions and request spans through the Swift API, in the test process itself: part
 /// of ProfilerAPITests, whose tests run one at a time (the process has one profiler).

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import StackSampler
+import TestSupport
 
 /// Repeated sessions, snapshots and captures through the Swift API, in the test process itself:
 /// part of ProfilerAPITests, whose tests run one at a time (the process has one profiler).

@@ -131,10 +131,10 @@ import StackSamplerDaemon
     /// that decide whether a process profiles itself; they must be the table's.
     @Test("the C constructor spells the table's variables, and its daemon variables are those that start the daemon")
     func constructorNamesAreTheTables() throws {
-        let source = try String(contentsOfFile: Self.packageRoot + "/Sources/PreloadEntry/constructor.c", encoding: .utf8)
+        let source = try String(contentsOfFile: Self.packageRoot + "/Sources/StackSamplerPreload/constructor.c", encoding: .utf8)
         let daemonSettings = [SessionSettings.continuous.variable, SessionSettings.listen.variable, SessionSettings.push.variable]
         let known = Set([SessionSettings.output.variable, SessionSettings.ownerVariable] + daemonSettings)
-        let names = try Self.variableNames(in: "Sources/PreloadEntry/constructor.c")
+        let names = try Self.variableNames(in: "Sources/StackSamplerPreload/constructor.c")
         #expect(!names.isEmpty)
         #expect(Set(names).isSubset(of: known), "constructor.c names \(Set(names).subtracting(known)), which the table does not")
         #expect(source.contains("output_variable[] = \"\(SessionSettings.output.variable)\";"))
@@ -153,7 +153,7 @@ import StackSamplerDaemon
     @Test("the C API's header and error message name the table's period range")
     func cAPINamesTheTablesRange() throws {
         let range = try #require(SessionSettings.period.range)
-        for path in ["Sources/PreloadEntry/error_messages.c", "Sources/PreloadEntry/include/stacksampler.h"] {
+        for path in ["Sources/StackSamplerPreload/error_messages.c", "Sources/StackSamplerPreload/include/stacksampler.h"] {
             let text = try String(contentsOfFile: Self.packageRoot + "/" + path, encoding: .utf8)
             #expect(text.contains("period must be \(range)") || text.contains("period not \(range)"), "\(path) does not say \(range)")
         }

@@ -5,20 +5,28 @@ import Testing
 extension SymbolTests {
     /// Symbolizing against a large binary: the first load of its tables, then lookups.
     @Suite struct Scale {
-        /// The toolchain's `swift-frontend` (about 200 MB, linked by lld), found beside the `swift`
-        /// on the PATH that runs these tests: present wherever the suite can run at all.
+        /// The toolchain's `swift-frontend` (about 200 MB, linked by lld): the one of the toolchain
+        /// whose runtime (`usr/lib/swift/linux/libswiftCore.so`) this test process runs on, else the
+        /// one beside the `swift` on the PATH. A test process has one or the other wherever the suite
+        /// can be built at all, so the test requires it rather than being enabled only where found.
         static let binary: String? = {
+            let maps = (try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? ""
+            let runtime = maps.split(separator: "\n").compactMap { $0.split(separator: " ").last }.first { $0.hasSuffix("/libswiftCore.so") }
+            let toolchains = runtime.map { [URL(fileURLWithPath: String($0)).deletingLastPathComponent().path + "/../../../bin"] } ?? []
             let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-            for directory in path.split(separator: ":") {
-                let swift = URL(fileURLWithPath: String(directory) + "/swift").resolvingSymlinksInPath()
-                let frontend = swift.deletingLastPathComponent().path + "/swift-frontend"
+            let besideSwift = path.split(separator: ":").map {
+                URL(fileURLWithPath: String($0) + "/swift").resolvingSymlinksInPath().deletingLastPathComponent().path
+            }
+            for directory in toolchains + besideSwift {
+                let frontend = URL(fileURLWithPath: directory + "/swift-frontend").standardizedFileURL.path
                 if FileManager.default.isExecutableFile(atPath: frontend) { return frontend }
             }
             return nil
         }()
 
-        @Test func largeBinaryLoadsOnceThenResolvesRandomAddresses() throws {
-            let binary = try #require(Self.binary, "no swift-frontend beside the swift on the PATH")
+        @Test("swift-frontend's tables load once, at the first address, and resolve most random text addresses")
+        func largeBinaryLoadsOnceThenResolvesRandomAddresses() throws {
+            let binary = try #require(Self.binary, "no swift-frontend in the toolchain of this process's Swift runtime, nor beside the swift on the PATH")
             // Map the binary's executable segment as the loader would, at a made-up base.
             let file = try #require(ElfFile(path: binary))
             let segment = try #require(file.programHeaders.first { $0.p_type == 1 /* PT_LOAD */ && $0.p_flags & 1 /* PF_X */ != 0 })

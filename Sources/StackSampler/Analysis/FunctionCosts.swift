@@ -1,14 +1,14 @@
 /// Self and total samples per function, and the `--top` table of them.
-public struct FunctionCost: Sendable, Equatable {
+package struct FunctionCost: Sendable, Equatable {
     /// The function's name.
-    public var name: String
+    package var name: String
     /// Samples where it was the leaf (running itself).
-    public var selfSamples: Int
+    package var selfSamples: Int
     /// Samples where it was anywhere on the stack, each sample counted once even under recursion.
-    public var totalSamples: Int
+    package var totalSamples: Int
 
     /// Creates a cost line.
-    public init(name: String, selfSamples: Int, totalSamples: Int) {
+    package init(name: String, selfSamples: Int, totalSamples: Int) {
         self.name = name
         self.selfSamples = selfSamples
         self.totalSamples = totalSamples
@@ -17,7 +17,7 @@ public struct FunctionCost: Sendable, Equatable {
 
 extension Profile {
     /// Every function's cost, highest self samples first (then highest total, then by name).
-    public func functionCosts() -> [FunctionCost] {
+    package func functionCosts() -> [FunctionCost] {
         var costs: [String: FunctionCost] = [:]
         for stack in stacks where stack.count > 0 {
             var seen: Set<String> = []
@@ -35,7 +35,7 @@ extension Profile {
 
     /// A text table of the `limit` functions with the most self samples: self and total
     /// samples and their shares of all samples, one function per line under a header.
-    public func topTable(limit: Int) -> String {
+    package func topTable(limit: Int) -> String {
         let total = sampleCount
         func share(_ samples: Int) -> String {
             decimalText(total > 0 ? 100 * Double(samples) / Double(total) : 0, decimals: 2) + "%"

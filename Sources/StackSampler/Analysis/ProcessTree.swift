@@ -9,7 +9,7 @@ extension Profile {
     /// `[name pid=N]` root of `ExportOptions.processRoot`), every address its name, line and
     /// mapping. `root` is the process the tree started from; the session runs from the earliest
     /// start to the latest end; losses add up. Invocations are left out.
-    public static func mergingProcesses(_ processes: [Profile], root: Int32, command: String) -> Profile? {
+    package static func mergingProcesses(_ processes: [Profile], root: Int32, command: String) -> Profile? {
         guard let first = processes.min(by: { $0.startNanoseconds < $1.startNanoseconds }) else { return nil }
         let end = processes.map { $0.startNanoseconds &+ $0.durationNanoseconds }.max() ?? first.startNanoseconds
         var merged = Profile(configuration: first.configuration, startNanoseconds: first.startNanoseconds,

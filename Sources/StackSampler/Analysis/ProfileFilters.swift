@@ -3,19 +3,19 @@
 /// names stay as they were.
 extension Profile {
     /// Only the stacks with a code frame whose name satisfies `matches`.
-    public func keepingStacks(containing matches: (String) -> Bool) -> Profile {
+    package func keepingStacks(containing matches: (String) -> Bool) -> Profile {
         let hits = addresses(named: matches)
         return withStacks(stacks.filter { $0.addresses.contains(where: hits.contains) })
     }
 
     /// The stacks without any code frame whose name satisfies `matches`.
-    public func removingStacks(containing matches: (String) -> Bool) -> Profile {
+    package func removingStacks(containing matches: (String) -> Bool) -> Profile {
         let hits = addresses(named: matches)
         return withStacks(stacks.filter { !$0.addresses.contains(where: hits.contains) })
     }
 
     /// Only the stacks of threads named `name`, or whose thread id is `name`.
-    public func keepingThreads(named name: String) -> Profile {
+    package func keepingThreads(named name: String) -> Profile {
         let wanted = Set(threads.indices.filter { threads[$0].name == name || String(threads[$0].id) == name })
         return withStacks(stacks.filter { wanted.contains($0.thread) })
     }
@@ -24,7 +24,7 @@ extension Profile {
     /// all samples are cut off, with everything above them; their samples stay with the
     /// caller, which then looks like their leaf. Thread roots and `[truncated]` are kept. The
     /// total is unchanged, and so is every path that is kept.
-    public func trimmingPaths(below percent: Double, options: ExportOptions) -> Profile {
+    package func trimmingPaths(below percent: Double, options: ExportOptions) -> Profile {
         let tree = FlameTree(self, options: options)
         let minimum = Double(tree.total) * percent / 100
         let trimmed = stacks.map { stack in
@@ -46,7 +46,7 @@ extension Profile {
     }
 
     /// Every stack leaf first, so that the tree shows who calls each hot function.
-    public func reversingStacks() -> Profile {
+    package func reversingStacks() -> Profile {
         withStacks(stacks.map { stack in
             var stack = stack
             stack.addresses.reverse()

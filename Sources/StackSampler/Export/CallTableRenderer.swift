@@ -2,7 +2,7 @@
 extension CallTable {
     /// One JSON object: the span, the counts, each function with its percentiles, histogram
     /// (`[[lower bound ns, calls], …]`) and slowest calls, and the calls running at the end.
-    public var json: String {
+    package var json: String {
         var json = JSONWriter()
         json.beginObject()
         json.field("start_unix_ns", startUnixNanoseconds)
@@ -45,7 +45,7 @@ extension CallTable {
     /// The table as text: a headline, the `limit` functions with the highest p99 (count,
     /// p50, p90, p99, max), then the slowest calls of the first `slowestShown` functions with
     /// their path, and the calls running at the end.
-    public func text(limit: Int = 20, slowestShown: Int = 3) -> String {
+    package func text(limit: Int = 20, slowestShown: Int = 3) -> String {
         let seconds = decimalText(Double(durationNanoseconds) / 1e9, decimals: 1)
         let droppedNote = counts.dropped > 0 ? "; \(counts.dropped) more ended past the cap and are not in these figures" : ""
         var lines = ["calls that ended in \(seconds) s from \(utcDateText(nanosecondsSinceEpoch: startUnixNanoseconds)): "

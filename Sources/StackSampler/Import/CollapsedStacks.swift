@@ -1,12 +1,12 @@
 /// A line of collapsed-stack text that is not `frame;…;frame COUNT`.
-public struct CollapsedStacksError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct CollapsedStacksError: Error, Sendable, Equatable, CustomStringConvertible {
     /// 1-based line number.
-    public var line: Int
+    package var line: Int
     /// The line itself.
-    public var text: String
+    package var text: String
 
     /// What is wrong, for the user.
-    public var description: String {
+    package var description: String {
         "line \(line) is not collapsed stacks ('frame;frame;… COUNT' with a whole count): \(text.prefix(200))"
     }
 }
@@ -17,7 +17,7 @@ extension Profile {
     /// exporter works on it. A first frame `[name tid=N]` makes a thread (as our per-thread
     /// roots), a following `[truncated]` marks a cut stack; stacks without a thread root belong
     /// to no thread. Blank lines and `#` comments are skipped. The mode and period are unknown.
-    public init(collapsedStacks text: String, command: String) throws(CollapsedStacksError) {
+    package init(collapsedStacks text: String, command: String) throws(CollapsedStacksError) {
         var addresses: [Substring: UInt] = [:]
         var frames: [UInt: SymbolizedFrame] = [:]
         var threadIndex: [Substring: Int] = [:]

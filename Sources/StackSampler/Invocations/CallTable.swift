@@ -5,55 +5,55 @@
 /// Built from `Profile.invocations` (at most the tracker's cap per window; `counts.dropped` says
 /// how many ended beyond it, left out of the distribution) and `Profile.runningInvocations`.
 /// Durations are the reconstructed ones: within max(10 %, 2 periods) of the truth.
-public struct CallTable: Sendable {
+package struct CallTable: Sendable {
     /// One call.
-    public struct Call: Sendable, Hashable {
+    package struct Call: Sendable, Hashable {
         /// The function's name.
-        public var name: String
+        package var name: String
         /// Start, in ns since the Unix epoch.
-        public var startUnixNanoseconds: UInt64
+        package var startUnixNanoseconds: UInt64
         /// Duration (so far, for a running call), in ns.
-        public var durationNanoseconds: UInt64
+        package var durationNanoseconds: UInt64
         /// The thread's name and kernel id.
-        public var threadName: String
-        public var tid: Int32
+        package var threadName: String
+        package var tid: Int32
         /// Samples it was seen in.
-        public var samples: Int
+        package var samples: Int
         /// Its callers kept by the filters, root first; "…" first when the chain is cut (a caller dropped at the cap).
-        public var path: [String]
+        package var path: [String]
     }
 
     /// One function's calls.
-    public struct Function: Sendable, Hashable {
+    package struct Function: Sendable, Hashable {
         /// The function's name.
-        public var name: String
+        package var name: String
         /// Calls that ended in the span.
-        public var count: Int
+        package var count: Int
         /// Percentiles (nearest rank) and maximum of their durations, in ns.
-        public var p50Nanoseconds: UInt64
-        public var p90Nanoseconds: UInt64
-        public var p99Nanoseconds: UInt64
-        public var maxNanoseconds: UInt64
+        package var p50Nanoseconds: UInt64
+        package var p90Nanoseconds: UInt64
+        package var p99Nanoseconds: UInt64
+        package var maxNanoseconds: UInt64
         /// Their durations, for adding windows together.
-        public var histogram: DurationHistogram
+        package var histogram: DurationHistogram
         /// The slowest, longest first.
-        public var slowest: [Call]
+        package var slowest: [Call]
     }
 
     /// Every function, highest p99 first (then count, then name).
-    public var functions: [Function]
+    package var functions: [Function]
     /// Calls running at the span's end, longest first (at most `slowest` of them).
-    public var running: [Call]
+    package var running: [Call]
     /// What tracking kept, left out and dropped in the span.
-    public var counts: Profile.InvocationCounts
+    package var counts: Profile.InvocationCounts
     /// The span: start in ns since the Unix epoch, and length in ns.
-    public var startUnixNanoseconds: UInt64
-    public var durationNanoseconds: UInt64
+    package var startUnixNanoseconds: UInt64
+    package var durationNanoseconds: UInt64
     /// The sampling period, in ns (the durations' resolution).
-    public var periodNanoseconds: UInt64
+    package var periodNanoseconds: UInt64
 
     /// The table of `profile`'s calls, keeping the `slowest` slowest calls of each function.
-    public init(_ profile: Profile, slowest: Int = 20) {
+    package init(_ profile: Profile, slowest: Int = 20) {
         let byID = Dictionary((profile.invocations + profile.runningInvocations).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         func call(_ invocation: Profile.Invocation) -> Call {
             var path: [String] = []

@@ -14,7 +14,7 @@ public struct FunctionPattern: Sendable, Hashable {
     }
 
     /// Whether `name` matches.
-    public func matches(_ name: String) -> Bool {
+    package func matches(_ name: String) -> Bool {
         guard isGlob else { return name.containsText(text) }
         let candidate = Array(name.unicodeScalars)
         // Greedy match with one backtrack point: the last `*` seen and where it started matching.

@@ -7,7 +7,7 @@
 /// preload reads the others (`PreloadSettings`), give `record` its option (default and range from
 /// here) and pass it on, and, if the API takes it, give `ProfilerConfiguration` a property checked
 /// in `validated()`. If the setting alone makes a process profile, the preload's constructor
-/// (PreloadEntry/constructor.c) must name it too; `SessionSettingsTests` checks that it does.
+/// (StackSamplerPreload/constructor.c) must name it too; `SessionSettingsTests` checks that it does.
 @usableFromInline
 package enum SessionSettings {
     /// Time between two samples of one thread.

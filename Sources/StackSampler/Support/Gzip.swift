@@ -1,4 +1,4 @@
-import SymbolLibraries
+import FileFormatLibraries
 
 /// gzip compression through zlib (loaded privately on first use; libelf depends on it too), for
 /// pprof files.

@@ -1,4 +1,4 @@
-import SymbolLibraries
+import FileFormatLibraries
 
 extension ElfFile {
     /// The `NT_GNU_BUILD_ID` note as lowercase hex, from a `PT_NOTE` segment or else an

@@ -1,4 +1,4 @@
-import SymbolLibraries
+import FileFormatLibraries
 import Glibc
 
 /// Finds the separate debug file of a stripped module, where gdb looks for it: by build id

@@ -1,4 +1,4 @@
-import SymbolLibraries
+import FileFormatLibraries
 import Glibc
 
 /// The DWARF of one module, through libdw: the source line of an address and the chain of

@@ -1,4 +1,4 @@
-import SymbolLibraries
+import FileFormatLibraries
 import Glibc
 
 /// A `PT_LOAD` program header: the file range `[fileOffset, fileOffset + fileSize)` is loaded at `vaddr`.

@@ -1,4 +1,4 @@
-import SymbolLibraries
+import FileFormatLibraries
 import Glibc
 
 extension ElfFile {

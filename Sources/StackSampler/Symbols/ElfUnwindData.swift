@@ -1,4 +1,4 @@
-import SymbolLibraries
+import FileFormatLibraries
 
 extension ElfFile {
     /// Function ranges from the unwind data: `.eh_frame` found by its section header, or, for

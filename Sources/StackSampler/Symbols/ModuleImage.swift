@@ -1,4 +1,4 @@
-import SymbolLibraries
+import FileFormatLibraries
 
 /// What the symbolizer keeps of one module's ELF file: how to turn file offsets into vaddrs,
 /// the function ranges of its unwind data, the sorted function symbols, the names

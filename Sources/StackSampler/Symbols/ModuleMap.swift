@@ -13,7 +13,7 @@ public struct Module: Sendable, Hashable {
     public var buildID: String?
 
     /// Creates a module description.
-    public init(path: String, start: UInt, end: UInt, fileOffset: UInt, buildID: String?) {
+    package init(path: String, start: UInt, end: UInt, fileOffset: UInt, buildID: String?) {
         self.path = path
         self.start = start
         self.end = end

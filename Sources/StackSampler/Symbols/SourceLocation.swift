@@ -6,7 +6,7 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
     public var line: Int
 
     /// Creates a location.
-    public init(file: String, line: Int) {
+    package init(file: String, line: Int) {
         self.file = file
         self.line = line
     }
@@ -25,7 +25,7 @@ public struct InlinedFrame: Sendable, Hashable {
     public var location: SourceLocation?
 
     /// Creates an inlined frame.
-    public init(name: String, location: SourceLocation?) {
+    package init(name: String, location: SourceLocation?) {
         self.name = name
         self.location = location
     }

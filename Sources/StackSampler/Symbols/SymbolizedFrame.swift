@@ -44,7 +44,7 @@ public struct SymbolizedFrame: Sendable, Hashable {
     public var inlined: [InlinedFrame] = []
 
     /// Creates a frame from its parts.
-    public init(name: String, modulePath: String?, moduleOffset: UInt?, functionStart: UInt? = nil, kind: FrameKind, isResolved: Bool) {
+    package init(name: String, modulePath: String?, moduleOffset: UInt?, functionStart: UInt? = nil, kind: FrameKind, isResolved: Bool) {
         self.name = name
         self.fullName = name
         self.modulePath = modulePath

@@ -1,4 +1,4 @@
-import SymbolLibraries
+import FileFormatLibraries
 
 /// Resolves addresses to names through the ELF symbol tables of the loaded modules, and when
 /// asked to, to source lines and inlined calls through their DWARF; caches per address,

@@ -1,4 +1,4 @@
-import SymbolLibraries
+import FileFormatLibraries
 
 /// xz (LZMA2) decompression and the CRC-32 of liblzma, loaded privately on first use.
 enum XZ {

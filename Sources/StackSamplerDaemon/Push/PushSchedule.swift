@@ -1,17 +1,17 @@
 /// How hard the pusher tries: backoff between the attempts of one window, attempts per window,
 /// and the time one request may take.
-public struct PushPolicy: Sendable, Equatable {
+package struct PushPolicy: Sendable, Equatable {
     /// The wait after a window's first failed attempt; doubled after each further one.
-    public var initialBackoff: Duration
+    package var initialBackoff: Duration
     /// The longest wait between two attempts.
-    public var maxBackoff: Duration
+    package var maxBackoff: Duration
     /// Attempts per window, the first included; then the window is dropped and counted.
-    public var maxAttempts: Int
+    package var maxAttempts: Int
     /// The longest one request may take, connection included.
-    public var requestTimeout: Duration
+    package var requestTimeout: Duration
 
     /// 0.5 s doubling to 30 s, 8 attempts (a window is kept about a minute of back-end outage), 10 s per request.
-    public init(initialBackoff: Duration = .milliseconds(500), maxBackoff: Duration = .seconds(30), maxAttempts: Int = 8,
+    package init(initialBackoff: Duration = .milliseconds(500), maxBackoff: Duration = .seconds(30), maxAttempts: Int = 8,
                 requestTimeout: Duration = .seconds(10)) {
         self.initialBackoff = initialBackoff
         self.maxBackoff = maxBackoff
@@ -20,7 +20,7 @@ public struct PushPolicy: Sendable, Equatable {
     }
 
     /// The wait, in ns, after a window's `failures`-th failed attempt (1: `initialBackoff`).
-    public func backoffNanoseconds(afterFailures failures: Int) -> UInt64 {
+    package func backoffNanoseconds(afterFailures failures: Int) -> UInt64 {
         let initial = initialBackoff.wholeNanoseconds, cap = maxBackoff.wholeNanoseconds
         var wait = initial
         for _ in 1..<max(1, failures) where wait < cap { wait = wait &* 2 }
@@ -29,25 +29,25 @@ public struct PushPolicy: Sendable, Equatable {
 }
 
 /// What the pusher did, since it started.
-public struct PushCounters: Sendable, Equatable {
+package struct PushCounters: Sendable, Equatable {
     /// Windows the back end accepted (2xx).
-    public var pushed = 0
+    package var pushed = 0
     /// Attempts that failed and were followed by another one of the same window.
-    public var retried = 0
+    package var retried = 0
     /// Windows dropped from a full queue for a newer one (the oldest goes).
-    public var droppedQueueFull = 0
+    package var droppedQueueFull = 0
     /// Windows the back end refused with a status not worth retrying (a 4xx other than 408 and 429).
-    public var droppedRejected = 0
+    package var droppedRejected = 0
     /// Windows dropped after `PushPolicy.maxAttempts` failed attempts.
-    public var droppedGaveUp = 0
+    package var droppedGaveUp = 0
     /// Windows still waiting or on their way when `stop(deadline:)`'s time was up.
-    public var droppedAtStop = 0
+    package var droppedAtStop = 0
 
     /// A record of nothing.
-    public init() {}
+    package init() {}
 
     /// Every window that was not pushed, whatever the reason.
-    public var dropped: Int { droppedQueueFull + droppedRejected + droppedGaveUp + droppedAtStop }
+    package var dropped: Int { droppedQueueFull + droppedRejected + droppedGaveUp + droppedAtStop }
 }
 
 /// What one attempt came to.

@@ -2,13 +2,13 @@ import Glibc
 import StackSampler
 
 /// Why pushing cannot start: the message says what was given and what to give.
-public enum PushError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum PushError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A setting, or a combination of settings, that cannot be used.
     case invalid(String)
     /// The push thread could not be started.
     case cannotStart(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalid(let message): message
         case .cannotStart(let reason): "cannot start the push thread: \(reason)"
@@ -17,7 +17,7 @@ public enum PushError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// How pushes authenticate.
-public enum PushCredentials: Sendable, Equatable {
+package enum PushCredentials: Sendable, Equatable {
     /// No Authorization header.
     case none
     /// `Authorization: Basic …` of `user:password`.
@@ -29,7 +29,7 @@ public enum PushCredentials: Sendable, Equatable {
     case file(String)
 
     /// The Authorization header for these credentials; a `.file` that cannot be read is an error.
-    public func authorizationHeader() throws(PushError) -> String? {
+    package func authorizationHeader() throws(PushError) -> String? {
         switch self {
         case .none: return nil
         case .basic(let user, let password): return "Basic \(Base64.encoded(Array("\(user):\(password)".utf8)))"
@@ -53,20 +53,20 @@ public enum PushCredentials: Sendable, Equatable {
 /// The push settings of a process, from `SessionSettings`' variables: `STACKSAMPLER_PUSH` (the
 /// back end), `STACKSAMPLER_APP_NAME`, `STACKSAMPLER_PUSH_TENANT`, `STACKSAMPLER_PUSH_BASIC_AUTH`,
 /// `STACKSAMPLER_PUSH_TOKEN`, `STACKSAMPLER_PUSH_CREDENTIALS_FILE`, `STACKSAMPLER_PUSH_QUEUE`.
-public struct PushSettings: Sendable, Equatable {
+package struct PushSettings: Sendable, Equatable {
     /// The back end's URL (`http://` or `https://`); `/ingest` is appended.
-    public var url: String
+    package var url: String
     /// The application name and labels; nil: the process's name, made acceptable.
-    public var appName: PyroscopeAppName?
+    package var appName: PyroscopeAppName?
     /// Sent as `X-Scope-OrgID`.
-    public var tenant: String?
+    package var tenant: String?
     /// How pushes authenticate.
-    public var credentials: PushCredentials
+    package var credentials: PushCredentials
     /// Windows waiting at most; the oldest is dropped for a new one beyond it.
-    public var queueLength: Int
+    package var queueLength: Int
 
     /// Settings for pushing to `url`.
-    public init(url: String, appName: PyroscopeAppName? = nil, tenant: String? = nil, credentials: PushCredentials = .none,
+    package init(url: String, appName: PyroscopeAppName? = nil, tenant: String? = nil, credentials: PushCredentials = .none,
                 queueLength: Int = SessionSettings.pushQueue.defaultValue!) {
         self.url = url
         self.appName = appName
@@ -77,13 +77,13 @@ public struct PushSettings: Sendable, Equatable {
 
     /// The settings in the environment; nil when `STACKSAMPLER_PUSH` is unset or empty (no push).
     /// The error names the variable and what it takes.
-    public static func fromEnvironment() throws(PushError) -> PushSettings? {
+    package static func fromEnvironment() throws(PushError) -> PushSettings? {
         try read(SettingEnvironment.process.text)
     }
 
     /// The settings from `variable` (the environment's lookup, or a table in tests); an empty
     /// variable counts as unset (`SettingEnvironment`).
-    public static func read(_ variable: @escaping (String) -> String?) throws(PushError) -> PushSettings? {
+    package static func read(_ variable: @escaping (String) -> String?) throws(PushError) -> PushSettings? {
         func value<Value>(_ setting: Setting<Value>) throws(PushError) -> Value? {
             do { return try SettingEnvironment(variable).value(setting) } catch { throw .invalid(error.description) }
         }

@@ -15,30 +15,30 @@ import StackSampler
 /// An application name with labels, as Pyroscope's `name` parameter takes it:
 /// `svc{env=prod,region=eu}`. Checked by Pyroscope's rules (labelset.Parse), so that a name the
 /// server would refuse (with a 400 on every push) is refused at start instead.
-public struct PyroscopeAppName: Sendable, Equatable, CustomStringConvertible {
+package struct PyroscopeAppName: Sendable, Equatable, CustomStringConvertible {
     /// The service name: letters, digits, `_`, `.`, `-` and `/`.
-    public var service: String
+    package var service: String
     /// The labels in their given order: names of letters, digits, `_` and `.`; values without `,`, `{` or `}`.
-    public var labels: [(name: String, value: String)]
+    package var labels: [(name: String, value: String)]
 
     /// The name as sent: `service{name=value,…}`, `service{}` without labels.
-    public var description: String {
+    package var description: String {
         "\(service){\(labels.map { "\($0.name)=\($0.value)" }.joined(separator: ","))}"
     }
 
-    public static func == (left: PyroscopeAppName, right: PyroscopeAppName) -> Bool {
+    package static func == (left: PyroscopeAppName, right: PyroscopeAppName) -> Bool {
         left.service == right.service && left.labels.map(\.name) == right.labels.map(\.name)
             && left.labels.map(\.value) == right.labels.map(\.value)
     }
 
     /// A name of `service` (not checked) and `labels`.
-    public init(service: String, labels: [(name: String, value: String)] = []) {
+    package init(service: String, labels: [(name: String, value: String)] = []) {
         self.service = service
         self.labels = labels
     }
 
     /// Parses `svc` or `svc{env=prod,region=eu}`; the error says what is wrong.
-    public init(parsing given: String) throws(PushError) {
+    package init(parsing given: String) throws(PushError) {
         let text = given.trimmingSpaces
         let brace = text.firstIndex(of: "{")
         service = String(text[..<(brace ?? text.endIndex)]).trimmingSpaces
@@ -67,7 +67,7 @@ public struct PyroscopeAppName: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `name` made acceptable as a service name: other characters become `_` (empty: `unknown`).
-    public static func sanitizedService(_ name: String) -> String {
+    package static func sanitizedService(_ name: String) -> String {
         let scalars = name.unicodeScalars.map { isServiceCharacter($0) ? Character($0) : "_" }
         return scalars.isEmpty ? "unknown" : String(scalars)
     }
@@ -82,16 +82,16 @@ public struct PyroscopeAppName: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// How a window becomes an `/ingest` request.
-public enum PyroscopeIngest {
+package enum PyroscopeIngest {
     /// The `spyName` sent: Pyroscope shows it as the `pyroscope_spy` label.
-    public static let spyName = "stacksampler"
+    package static let spyName = "stacksampler"
 
     /// The query of a window's push, in the order Pyroscope documents the parameters:
     /// `name`, `from` and `until` (Unix seconds: the window's start, rounded down, and its end,
     /// rounded up, so that a window of under a second still spans one), `format=pprof`,
     /// `sampleRate` (samples per second per thread: 1 s over the period, when the period is
     /// known), `spyName`. Every value percent-encoded.
-    public static func query(name: PyroscopeAppName, realtimeStartNanoseconds: UInt64, durationNanoseconds: UInt64,
+    package static func query(name: PyroscopeAppName, realtimeStartNanoseconds: UInt64, durationNanoseconds: UInt64,
                              period: Duration?) -> String {
         let from = realtimeStartNanoseconds / 1_000_000_000
         let end = realtimeStartNanoseconds &+ durationNanoseconds
@@ -109,7 +109,7 @@ public enum PyroscopeIngest {
 
     /// The full request of one window: `POST BASE/ingest?QUERY` with the pprof as its body.
     /// `base` is the back end's URL as configured (a trailing `/` is dropped).
-    public static func request(base: String, name: PyroscopeAppName, profile: Profile, pprof: [UInt8],
+    package static func request(base: String, name: PyroscopeAppName, profile: Profile, pprof: [UInt8],
                                headers: [(name: String, value: String)], timeoutMilliseconds: Int) -> HTTPClientRequest {
         var base = base
         while base.hasSuffix("/") { base.removeLast() }
@@ -122,7 +122,7 @@ public enum PyroscopeIngest {
     }
 
     /// `text` percent-encoded for a query value: everything but letters, digits and `-._~` (RFC 3986 unreserved).
-    public static func percentEncoded(_ text: String) -> String {
+    package static func percentEncoded(_ text: String) -> String {
         let hex = Array("0123456789ABCDEF".utf8)
         var bytes: [UInt8] = []
         for byte in text.utf8 {

@@ -4,17 +4,17 @@ import StackSampler
 /// `PyroscopeIngest`), from a thread of its own that is never sampled (`PushThread`: bounded
 /// queue, backoff, counted drops; `push(_:)` never blocks). `counters` says what was pushed,
 /// retried and dropped, for the next window's report. `stop(deadline:)` flushes within a bounded time.
-public final class PyroscopePusher: WindowPusher {
+package final class PyroscopePusher: WindowPusher {
     /// The settings pushed with.
-    public let settings: PushSettings
+    package let settings: PushSettings
     /// The retry policy.
-    public var policy: PushPolicy { thread.policy }
+    package var policy: PushPolicy { thread.policy }
     private let thread: PushThread<PendingWindow>
     private let defaultName: PyroscopeAppName
 
     /// Starts the push thread. `processName` names the application when the settings give no
     /// name. `transport` makes the requests (a fake one in tests).
-    public init(settings: PushSettings, policy: PushPolicy = PushPolicy(), transport: any HTTPTransport = HTTPClient(),
+    package init(settings: PushSettings, policy: PushPolicy = PushPolicy(), transport: any HTTPTransport = HTTPClient(),
                 processName: String) throws(PushError) {
         self.settings = settings
         let name = settings.appName ?? PyroscopeAppName(service: PyroscopeAppName.sanitizedService(processName))
@@ -33,26 +33,26 @@ public final class PyroscopePusher: WindowPusher {
     /// A pusher with the environment's settings (`PushSettings.fromEnvironment`), nil when
     /// `STACKSAMPLER_PUSH` is unset; `processName` names the application when
     /// `STACKSAMPLER_APP_NAME` does not.
-    public static func fromEnvironment(processName: String) throws(PushError) -> PyroscopePusher? {
+    package static func fromEnvironment(processName: String) throws(PushError) -> PyroscopePusher? {
         guard let settings = try PushSettings.fromEnvironment() else { return nil }
         return try PyroscopePusher(settings: settings, processName: processName)
     }
 
     /// The application name pushed.
-    public var appName: PyroscopeAppName { defaultName }
+    package var appName: PyroscopeAppName { defaultName }
 
     /// Queues `profile` (one window) to be pushed; returns at once. After `stop`, the window is
     /// counted as dropped.
-    public func push(_ profile: Profile) { thread.push(PendingWindow(profile: profile)) }
+    package func push(_ profile: Profile) { thread.push(PendingWindow(profile: profile)) }
 
     /// What the window reports and the status object call this pusher's figures.
-    public var reportName: String { "push" }
+    package var reportName: String { "push" }
 
     /// What is counted: windows.
-    public var unit: String { "windows" }
+    package var unit: String { "windows" }
 
     /// The thread that sends, retries and counts.
-    public var control: any PushControl { thread }
+    package var control: any PushControl { thread }
 
     /// The request of one window; the pprof is rendered once, at the first attempt.
     private static func request(for window: PendingWindow, settings: PushSettings, name: PyroscopeAppName,

@@ -2,7 +2,7 @@ import StackSampler
 
 /// A back end the daemon hands every window to (Pyroscope, OTLP): queued on a `PushThread`,
 /// never blocking, with counters for the window reports and the status object.
-public protocol WindowPusher: AnyObject, Sendable {
+package protocol WindowPusher: AnyObject, Sendable {
     /// Queues what `profile` (one window) gives this back end; returns at once.
     func push(_ profile: Profile)
     /// The name of its figures in window reports and the status object (`push`, `otlp_push`).
@@ -14,7 +14,7 @@ public protocol WindowPusher: AnyObject, Sendable {
 }
 
 /// A push thread's figures and its stop, whatever it sends.
-public protocol PushControl: Sendable {
+package protocol PushControl: Sendable {
     /// What was pushed, retried and dropped so far.
     var counters: PushCounters { get }
     /// What waits to be pushed, the one being sent included.
@@ -28,13 +28,13 @@ public protocol PushControl: Sendable {
 
 extension WindowPusher {
     /// What was pushed, retried and dropped so far.
-    public var counters: PushCounters { control.counters }
+    package var counters: PushCounters { control.counters }
     /// What waits to be pushed, the one being sent included.
-    public var pending: Int { control.pending }
+    package var pending: Int { control.pending }
     /// The last failure, nil if none yet.
-    public var lastError: String? { control.lastError }
+    package var lastError: String? { control.lastError }
     /// Pushes what is queued for at most `deadline` (retrying as usual meanwhile), then gives up:
     /// what still waits, and what is on its way, is counted in `droppedAtStop`.
     @discardableResult
-    public func stop(deadline: Duration) -> PushCounters { control.stop(deadline: deadline) }
+    package func stop(deadline: Duration) -> PushCounters { control.stop(deadline: deadline) }
 }

@@ -1,28 +1,28 @@
 /// One header line of a response.
-public struct HTTPHeader: Sendable, Equatable {
-    public let name: String
-    public let value: String
+package struct HTTPHeader: Sendable, Equatable {
+    package let name: String
+    package let value: String
 
-    public init(_ name: String, _ value: String) {
+    package init(_ name: String, _ value: String) {
         self.name = name
         self.value = value
     }
 }
 
 /// What the server answers: a status, headers and a body.
-public struct HTTPResponse: Sendable, Equatable {
-    public var status: Int
-    public var headers: [HTTPHeader]
-    public var body: [UInt8]
+package struct HTTPResponse: Sendable, Equatable {
+    package var status: Int
+    package var headers: [HTTPHeader]
+    package var body: [UInt8]
 
-    public init(status: Int, headers: [HTTPHeader], body: [UInt8]) {
+    package init(status: Int, headers: [HTTPHeader], body: [UInt8]) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
     /// The value of header `name` (case-insensitive), if present.
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 

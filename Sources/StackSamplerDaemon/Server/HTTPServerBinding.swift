@@ -4,15 +4,15 @@ import HTTPServerLibrary
 import StackSampler
 
 /// Bounds on clients (see `ss_http_limits`).
-public struct HTTPServerLimits: Sendable, Equatable {
+package struct HTTPServerLimits: Sendable, Equatable {
     /// Connections open at once, per listener.
-    public var connectionLimit = 16
+    package var connectionLimit = 16
     /// Seconds a connection may stay idle (a slow client) before it is closed.
-    public var connectionTimeoutSeconds = 15
+    package var connectionTimeoutSeconds = 15
     /// Bytes per connection, which bounds the request line and headers (larger: 414 or 431).
-    public var connectionMemoryLimit = 16 * 1024
+    package var connectionMemoryLimit = 16 * 1024
 
-    public init() {}
+    package init() {}
 }
 
 /// One request, as the C server hands it to the handler.

@@ -3,7 +3,7 @@ import Glibc
 /// Where the profile server listens, as `STACKSAMPLER_LISTEN` says it: `HOST:PORT` (TCP, bound
 /// to exactly that numeric address: `127.0.0.1:6060`, `[::1]:6060`), `unix:PATH`, or `unix` (the
 /// default per-process socket alone, which the server always has). Several, separated by commas.
-public enum ListenAddress: Sendable, Equatable, CustomStringConvertible {
+package enum ListenAddress: Sendable, Equatable, CustomStringConvertible {
     /// TCP on an IPv4 address, as 4 bytes in network order, and a port.
     case ipv4(address: [UInt8], port: UInt16)
     /// TCP on an IPv6 address, as 16 bytes in network order, and a port.
@@ -14,7 +14,7 @@ public enum ListenAddress: Sendable, Equatable, CustomStringConvertible {
     case defaultSocket
 
     /// The address as it is written in the setting.
-    public var description: String {
+    package var description: String {
         switch self {
         case .ipv4(let address, let port): "\(Self.text(of: address, family: AF_INET)):\(port)"
         case .ipv6(let address, let port): "[\(Self.text(of: address, family: AF_INET6))]:\(port)"
@@ -24,7 +24,7 @@ public enum ListenAddress: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Parses one address; the error says what is accepted.
-    public static func parse(_ text: String) throws(ListenAddressError) -> ListenAddress {
+    package static func parse(_ text: String) throws(ListenAddressError) -> ListenAddress {
         if text == "unix" { return .defaultSocket }
         if text.hasPrefix("unix:") {
             let path = String(text.dropFirst(5))
@@ -61,7 +61,7 @@ public enum ListenAddress: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses the setting's comma-separated list. The default socket is not added here: the
     /// server always has it.
-    public static func parseList(_ text: String) throws(ListenAddressError) -> [ListenAddress] {
+    package static func parseList(_ text: String) throws(ListenAddressError) -> [ListenAddress] {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
         guard !text.isEmpty, parts.allSatisfy({ !$0.isEmpty }) else {
             throw ListenAddressError(text, "expected one or more addresses separated by commas: HOST:PORT, unix:PATH or unix")
@@ -89,16 +89,16 @@ public enum ListenAddress: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A listen address that does not parse; the description names it and what is accepted.
-public struct ListenAddressError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct ListenAddressError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The text that was given.
-    public let text: String
+    package let text: String
     /// What is wrong and what is accepted.
-    public let reason: String
+    package let reason: String
 
     init(_ text: String, _ reason: String) {
         self.text = text
         self.reason = reason
     }
 
-    public var description: String { "listen address '\(text)': \(reason)" }
+    package var description: String { "listen address '\(text)': \(reason)" }
 }

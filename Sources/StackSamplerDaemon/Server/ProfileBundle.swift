@@ -7,13 +7,13 @@ import StackSampler
 ///
 /// Framing: a line `stacksampler-bundle 1`, then for each format a line `FORMAT LENGTH` followed
 /// by LENGTH bytes.
-public enum ProfileBundle {
+package enum ProfileBundle {
     /// The Content-Type of a bundle.
-    public static let contentType = "application/x-stacksampler-bundle"
+    package static let contentType = "application/x-stacksampler-bundle"
     private static let header = "stacksampler-bundle 1\n"
 
     /// `profile` rendered in each of `formats`.
-    public static func encode(_ profile: Profile, formats: [OutputFormat]) -> [UInt8] {
+    package static func encode(_ profile: Profile, formats: [OutputFormat]) -> [UInt8] {
         var bytes = Array(header.utf8)
         for format in formats {
             let part = profile.rendered(as: format)
@@ -24,7 +24,7 @@ public enum ProfileBundle {
     }
 
     /// The parts of a bundle, by format; nil if `bytes` is not one.
-    public static func decode(_ bytes: [UInt8]) -> [OutputFormat: [UInt8]]? {
+    package static func decode(_ bytes: [UInt8]) -> [OutputFormat: [UInt8]]? {
         guard bytes.starts(with: header.utf8) else { return nil }
         var parts: [OutputFormat: [UInt8]] = [:]
         var position = header.utf8.count

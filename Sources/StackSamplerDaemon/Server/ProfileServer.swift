@@ -8,9 +8,9 @@ import Synchronization
 /// the addresses asked for and always on the default per-process socket
 /// (`ServiceSocket.defaultPath`). libmicrohttpd is loaded (privately) only when a server is made.
 /// One profile is taken at a time; other requests are answered meanwhile.
-public final class ProfileServer: Sendable {
+package final class ProfileServer: Sendable {
     /// What the server listens on, as written in the setting (`unix:PATH` for the default socket).
-    public let addresses: [String]
+    package let addresses: [String]
     private let core: ServerCore
     private let binding: HTTPServerBinding
     private let sockets: [ListeningSocket]
@@ -24,7 +24,7 @@ public final class ProfileServer: Sendable {
     /// to a less privileged user) or if a listener asked for cannot be opened. A default socket that
     /// cannot be opened (its directory not a private one of this user) is left out with one line on
     /// standard error; it throws only when it is the only listener.
-    public init(listen: [ListenAddress], defaultSocket: Bool = true, provider: any ProfileProvider, maxSeconds: Int,
+    package init(listen: [ListenAddress], defaultSocket: Bool = true, provider: any ProfileProvider, maxSeconds: Int,
                 limits: HTTPServerLimits = HTTPServerLimits()) throws(ProfileServerError) {
         guard ss_secure_execution() == 0 else {
             throw ProfileServerError("secure-execution mode (setuid, setgid or file capabilities): not listening, since the environment that asks for it belongs to a less privileged user")
@@ -80,7 +80,7 @@ public final class ProfileServer: Sendable {
 
     /// Stops listening: a profile being taken is answered 503, the sockets are closed and the
     /// socket files removed. Idempotent; does nothing in a forked child (whose parent still serves).
-    public func stop() {
+    package func stop() {
         guard getpid() == ownerPID, !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         binding.stop()
         sockets.forEach { $0.removeFile() }
@@ -93,7 +93,7 @@ public final class ProfileServer: Sendable {
     /// In a forked child: whether a thread of the parent's was running the server's code at the
     /// fork (a request being handled or a profile being taken), so that a lock it held may be held
     /// in the child for ever; a daemon started there could wait on it.
-    public static var wasBusyAtFork: Bool { ss_http_work_under_way() != 0 }
+    package static var wasBusyAtFork: Bool { ss_http_work_under_way() != 0 }
 }
 
 /// What the loop's thread does with each request: routes it, answers at once, or takes the

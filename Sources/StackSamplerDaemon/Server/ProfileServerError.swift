@@ -1,11 +1,11 @@
 import Glibc
 
 /// Why the profile server cannot listen; the description says what to do.
-public struct ProfileServerError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let description: String
+package struct ProfileServerError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let description: String
 
     /// An error with this message.
-    public init(_ description: String) {
+    package init(_ description: String) {
         self.description = description
     }
 

@@ -1,21 +1,21 @@
 import StackSampler
 
 /// A profile a request asks for, and how its answer is shaped.
-public struct ProfileQuery: Sendable, Equatable {
+package struct ProfileQuery: Sendable, Equatable {
     /// The span to profile, in seconds.
-    public var seconds: Int
-    public var mode: SamplingMode
-    public var format: OutputFormat
+    package var seconds: Int
+    package var mode: SamplingMode
+    package var format: OutputFormat
     /// The file name offered for a download (pprof), if any.
-    public var attachmentName: String?
+    package var attachmentName: String?
     /// Further formats of the same profile (`format=pprof,folded`): the answer is a `ProfileBundle`.
-    public var moreFormats: [OutputFormat] = []
+    package var moreFormats: [OutputFormat] = []
 }
 
 /// The calls a request asks for (invocations on): the next `seconds` of them, and how the answer is shaped.
-public struct CallsQuery: Sendable, Equatable {
+package struct CallsQuery: Sendable, Equatable {
     /// The answer's shape: the calls table (JSON or text), or the calls in a trace format.
-    public enum Answer: Sendable, Equatable {
+    package enum Answer: Sendable, Equatable {
         /// The calls table, as JSON or as text.
         case table(json: Bool)
         /// The calls themselves, in a trace format.
@@ -23,15 +23,15 @@ public struct CallsQuery: Sendable, Equatable {
     }
 
     /// The span, in seconds.
-    public var seconds: Int
+    package var seconds: Int
     /// Only functions whose name matches (`function=GLOB`: a glob with `*` and `?`, else a substring).
-    public var function: String?
+    package var function: String?
     /// How the answer is shaped.
-    public var answer: Answer
+    package var answer: Answer
 }
 
 /// What the server does with a request.
-public enum Route: Sendable, Equatable {
+package enum Route: Sendable, Equatable {
     /// Answer this at once.
     case respond(HTTPResponse)
     /// Take this profile (seconds long), then answer with it.
@@ -68,13 +68,13 @@ public enum Route: Sendable, Equatable {
 /// `seconds` that is not a positive integer as 30; here it is a 400, since a mistyped value would
 /// otherwise hold the one profile slot for 30 s. A missing or empty `seconds` is 30 s, as in Go
 /// (less if the server's bound is lower).
-public enum Routes {
+package enum Routes {
     /// The default span, as Go's.
-    public static let defaultSeconds = 30
+    package static let defaultSeconds = 30
 
     /// The route for a request. `arguments` are the query's, percent-decoded, in order (a nil
     /// value for a name without `=`); `hasBody` whether the request announced a body.
-    public static func route(method: String, path: String, arguments: [(name: String, value: String?)], hasBody: Bool,
+    package static func route(method: String, path: String, arguments: [(name: String, value: String?)], hasBody: Bool,
                              maxSeconds: Int, accept: String? = nil) -> Route {
         guard let endpoint = Endpoint(path: path) else {
             return .respond(.error(404, "404 page not found: no endpoint \(printable(path)); see /debug/pprof/ for the list"))
@@ -107,7 +107,7 @@ public enum Routes {
     }
 
     /// The answer carrying the calls table of `profile`, or its calls in a trace format, as `query` asks.
-    public static func response(forCalls profile: Profile, _ query: CallsQuery) -> HTTPResponse {
+    package static func response(forCalls profile: Profile, _ query: CallsQuery) -> HTTPResponse {
         let pattern = query.function.map(FunctionPattern.init)
         let (type, body): (String, [UInt8])
         switch query.answer {
@@ -131,14 +131,14 @@ public enum Routes {
     }
 
     /// The answer carrying the recent stall reports (`total` written since the process started), oldest first.
-    public static func stallsResponse(_ reports: [String], total: Int) -> HTTPResponse {
+    package static func stallsResponse(_ reports: [String], total: Int) -> HTTPResponse {
         let head = "stacksampler: \(total) stall reports since the process started; the last \(reports.count), oldest first\n"
         return HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "text/plain; charset=utf-8"), HTTPHeader("X-Content-Type-Options", "nosniff")],
                             body: Array((head + reports.joined()).utf8))
     }
 
     /// The answer carrying `profile` rendered as `query` asks.
-    public static func response(for profile: Profile, _ query: ProfileQuery) -> HTTPResponse {
+    package static func response(for profile: Profile, _ query: ProfileQuery) -> HTTPResponse {
         if !query.moreFormats.isEmpty {
             return HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", ProfileBundle.contentType), HTTPHeader("X-Content-Type-Options", "nosniff")],
                                 body: ProfileBundle.encode(profile, formats: [query.format] + query.moreFormats))
@@ -151,7 +151,7 @@ public enum Routes {
     }
 
     /// The answer when the provider could not take the profile.
-    public static func response(for error: ProfileRequestError) -> HTTPResponse {
+    package static func response(for error: ProfileRequestError) -> HTTPResponse {
         switch error {
         case .modeConflict: .error(409, error.description)
         case .busy: busy(retryAfter: 1)
@@ -160,12 +160,12 @@ public enum Routes {
     }
 
     /// 429: another profile is being taken; try again after `seconds`.
-    public static func busy(retryAfter seconds: Int) -> HTTPResponse {
+    package static func busy(retryAfter seconds: Int) -> HTTPResponse {
         .error(429, ProfileRequestError.busy.description, extraHeaders: [HTTPHeader("Retry-After", String(max(1, seconds)))])
     }
 
     /// The answer carrying the provider's status line.
-    public static func statusResponse(_ json: String) -> HTTPResponse {
+    package static func statusResponse(_ json: String) -> HTTPResponse {
         HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "application/json"), HTTPHeader("X-Content-Type-Options", "nosniff")],
                      body: Array((json.hasSuffix("\n") ? json : json + "\n").utf8))
     }

@@ -4,7 +4,7 @@ extension Profile {
     /// blue where it shrank, grey where unchanged (shares normalize away different totals;
     /// the strongest change in the graph has the strongest colour). Frames that only the
     /// baseline has take no width and are not drawn.
-    public func differentialFlameGraph(against baseline: Profile, options: ExportOptions = ExportOptions()) -> [UInt8] {
+    package func differentialFlameGraph(against baseline: Profile, options: ExportOptions = ExportOptions()) -> [UInt8] {
         let tree = FlameTree(self, baseline: baseline, options: options)
         let layout = FlameLayout(tree, left: FlameGraphSVG.margin, width: FlameGraphSVG.drawableWidth,
                                  minimumWidth: FlameGraphRenderer.minimumBoxWidth)

@@ -9,7 +9,7 @@
  *
  * Build against the library built by `swift build -c release` (.build/release; the first call
  * loads libStackSamplerPreloadSwift.so from beside libStackSamplerPreload.so):
- *   cc app.c -I<package>/Sources/PreloadEntry/include \
+ *   cc app.c -I<package>/Sources/StackSamplerPreload/include \
  *      -L<package>/.build/release -lStackSamplerPreload -Wl,-rpath,<package>/.build/release
  *
  * Every function returns STACKSAMPLER_OK (0) or a negative STACKSAMPLER_ERROR_* code;

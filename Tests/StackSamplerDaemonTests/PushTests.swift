@@ -2,10 +2,17 @@ import Foundation
 import Testing
 @testable import StackSampler
 @testable import StackSamplerDaemon
+import TestSupport
+
+/// A window to push: what it holds does not matter to the pusher, which sends its pprof.
+func pushedWindow() throws -> Profile {
+    try Profile(collapsedStacks: "[main tid=100];main;parse 5\n[main tid=100];main;find 2\n[worker tid=101];main;parse 3\n", command: "app")
+}
 
 /// The `/ingest` request: name, query and its encoding, headers, body.
 @Suite struct PyroscopeIngestTests {
-    @Test func namesWithLabelsParseAndPrintBack() throws {
+    @Test("an app name with labels parses, and prints back in Pyroscope's form")
+    func namesWithLabelsParseAndPrintBack() throws {
         let name = try PyroscopeAppName(parsing: "svc{env=prod,region=eu}")
         #expect(name.service == "svc")
         #expect(name.labels.map(\.name) == ["env", "region"])
@@ -15,24 +22,27 @@ import Testing
         #expect(try PyroscopeAppName(parsing: " svc { env = prod } ").description == "svc{env=prod}")
     }
 
-    @Test(arguments: ["", "{env=prod}", "svc{env=prod", "my app", "svc{env}", "svc{__name__=x}", "svc{bad-key=1}", "svc{a=b{c}}"])
+    @Test("a name Pyroscope would refuse is refused", arguments: ["", "{env=prod}", "svc{env=prod", "my app", "svc{env}", "svc{__name__=x}", "svc{bad-key=1}", "svc{a=b{c}}"])
     func namesPyroscopeWouldRefuseAreRefused(text: String) {
         #expect(throws: PushError.self) { try PyroscopeAppName(parsing: text) }
     }
 
-    @Test func processNamesAreMadeAcceptable() {
+    @Test("a process name becomes an acceptable service name")
+    func processNamesAreMadeAcceptable() {
         #expect(PyroscopeAppName.sanitizedService("my prog:1") == "my_prog_1")
         #expect(PyroscopeAppName.sanitizedService("") == "unknown")
     }
 
-    @Test func queryFollowsTheDocumentedParametersAndEncodesEveryValue() throws {
+    @Test("the /ingest query has the documented parameters, every value percent-encoded")
+    func queryFollowsTheDocumentedParametersAndEncodesEveryValue() throws {
         let name = try PyroscopeAppName(parsing: "svc{env=prod,region=eu west}")
         let query = PyroscopeIngest.query(name: name, realtimeStartNanoseconds: 1_700_000_000_250_000_000,
                                           durationNanoseconds: 1_000_000_000, period: .milliseconds(10))
         #expect(query == "name=svc%7Benv%3Dprod%2Cregion%3Deu%20west%7D&from=1700000000&until=1700000002&format=pprof&sampleRate=100&spyName=stacksampler")
     }
 
-    @Test func shortWindowsStillSpanASecondAndOddPeriodsRound() {
+    @Test("a short window still spans a second; an odd period's rate rounds; no period, no rate")
+    func shortWindowsStillSpanASecondAndOddPeriodsRound() {
         let name = PyroscopeAppName(service: "a")
         let query = PyroscopeIngest.query(name: name, realtimeStartNanoseconds: 5_000_000_000, durationNanoseconds: 100_000_000,
                                           period: .microseconds(3000))
@@ -43,13 +53,15 @@ import Testing
         #expect(!unknown.contains("sampleRate"))
     }
 
-    @Test func percentEncodingKeepsOnlyUnreservedCharacters() {
+    @Test("percent-encoding keeps only unreserved characters")
+    func percentEncodingKeepsOnlyUnreservedCharacters() {
         #expect(PyroscopeIngest.percentEncoded("aZ09-._~") == "aZ09-._~")
         #expect(PyroscopeIngest.percentEncoded("a b&c=d/é") == "a%20b%26c%3Dd%2F%C3%A9")
     }
 
-    @Test func requestCarriesThePprofAsItsBodyWithTenantAndAuth() throws {
-        let profile = handMadeProfile()
+    @Test("the request carries the pprof as its body, with the tenant and authorization headers")
+    func requestCarriesThePprofAsItsBodyWithTenantAndAuth() throws {
+        let profile = try pushedWindow()
         let pprof = profile.rendered(as: .pprof)
         let request = PyroscopeIngest.request(base: "https://profiles.example.com/", name: PyroscopeAppName(service: "svc"),
                                               profile: profile, pprof: pprof,
@@ -64,7 +76,8 @@ import Testing
         #expect(request.totalTimeoutMilliseconds == 7000)
     }
 
-    @Test func base64AndCredentials() throws {
+    @Test("Base64 as RFC 4648; credentials, given or read from a file, become Basic or Bearer authorization")
+    func base64AndCredentials() throws {
         #expect(Base64.encoded(Array("".utf8)) == "")
         #expect(Base64.encoded(Array("f".utf8)) == "Zg==")
         #expect(Base64.encoded(Array("fo".utf8)) == "Zm8=")
@@ -89,12 +102,14 @@ import Testing
         try PushSettings.read { table[$0] }
     }
 
-    @Test func noPushWithoutAURL() throws {
+    @Test("no push without a URL")
+    func noPushWithoutAURL() throws {
         #expect(try read([:]) == nil)
         #expect(try read(["STACKSAMPLER_APP_NAME": "svc"]) == nil)
     }
 
-    @Test func everySettingIsRead() throws {
+    @Test("every push setting is read from the environment")
+    func everySettingIsRead() throws {
         let settings = try #require(try read([
             "STACKSAMPLER_PUSH": "https://p.example", "STACKSAMPLER_APP_NAME": "svc{env=prod}",
             "STACKSAMPLER_PUSH_TENANT": "t1", "STACKSAMPLER_PUSH_BASIC_AUTH": "u:p", "STACKSAMPLER_PUSH_QUEUE": "3",
@@ -109,7 +124,8 @@ import Testing
         #expect(try read(["STACKSAMPLER_PUSH": "http://h"])?.queueLength == 8)
     }
 
-    @Test func badValuesSayWhichVariableAndWhatToGive() {
+    @Test("a bad value is refused naming the variable and what to give")
+    func badValuesSayWhichVariableAndWhatToGive() {
         func message(_ table: [String: String]) -> String {
             do { _ = try read(table); return "" } catch { return error.description }
         }
@@ -125,19 +141,22 @@ import Testing
 @Suite struct PushScheduleTests {
     let policy = PushPolicy(initialBackoff: .milliseconds(500), maxBackoff: .seconds(30), maxAttempts: 4)
 
-    @Test func backoffDoublesToItsCap() {
+    @Test("the backoff doubles up to its cap")
+    func backoffDoublesToItsCap() {
         let waits = (1...9).map { policy.backoffNanoseconds(afterFailures: $0) / 1_000_000 }
         #expect(waits == [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000])
     }
 
-    @Test func aFullQueueDropsTheOldestWindow() {
+    @Test("a full queue drops the oldest window")
+    func aFullQueueDropsTheOldestWindow() {
         var schedule = PushSchedule<Int>(capacity: 3, policy: policy)
         for window in 1...5 { schedule.enqueue(window) }
         #expect(schedule.waiting.map(\.payload) == [3, 4, 5])
         #expect(schedule.counters.droppedQueueFull == 2)
     }
 
-    @Test func failedWindowsWaitTheirBackoffThenGiveUp() {
+    @Test("a failed window waits its backoff, then is given up after the attempts")
+    func failedWindowsWaitTheirBackoffThenGiveUp() {
         var schedule = PushSchedule<Int>(capacity: 8, policy: policy)
         schedule.enqueue(1)
         schedule.enqueue(2)
@@ -168,7 +187,8 @@ import Testing
         }())
     }
 
-    @Test func aWindowInBackoffIsTheOldestAndGoesFirstWhenTheQueueFills() {
+    @Test("a window in backoff is the oldest and the first dropped when the queue fills")
+    func aWindowInBackoffIsTheOldestAndGoesFirstWhenTheQueueFills() {
         var schedule = PushSchedule<Int>(capacity: 2, policy: policy)
         schedule.enqueue(1)
         guard case .send(let first) = schedule.next(now: 0) else { Issue.record("nothing to send"); return }
@@ -180,7 +200,8 @@ import Testing
         #expect(schedule.counters.retried == 1)
     }
 
-    @Test func refusalsAreNotRetriedAndStopCountsTheRest() {
+    @Test("a refusal is not retried; stop counts what is left")
+    func refusalsAreNotRetriedAndStopCountsTheRest() {
         var schedule = PushSchedule<Int>(capacity: 8, policy: policy)
         for window in 1...3 { schedule.enqueue(window) }
         guard case .send(let first) = schedule.next(now: 0) else { Issue.record("nothing to send"); return }
@@ -191,7 +212,8 @@ import Testing
         #expect(schedule.counters.dropped == 4)
     }
 
-    @Test func statusesAreClassified() {
+    @Test("HTTP statuses and transfer failures are classified as pushed, refused or retried")
+    func statusesAreClassified() {
         #expect(PushOutcome.of(.success(HTTPClientResponse(status: 200))) == .pushed)
         #expect(PushOutcome.of(.success(HTTPClientResponse(status: 204))) == .pushed)
         #expect(PushOutcome.of(.success(HTTPClientResponse(status: 429, body: Array("slow down\n".utf8)))) == .failed("HTTP 429: slow down"))
@@ -203,67 +225,36 @@ import Testing
     }
 }
 
-/// A transport that answers from a script, and can hold requests until released.
-final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
-    private let lock = NSCondition()
-    private var script: [Result<HTTPClientResponse, HTTPClientError>]
-    private var held = false
-    private(set) var sent: [HTTPClientRequest] = []
-
-    init(_ script: [Result<HTTPClientResponse, HTTPClientError>]) { self.script = script }
-
-    /// Requests wait in `send` until `release()`.
-    func hold() { lock.withLock { held = true } }
-    func release() { lock.withLock { held = false; lock.broadcast() } }
-    var requests: [HTTPClientRequest] { lock.withLock { sent } }
-
-    func send(_ request: HTTPClientRequest) -> Result<HTTPClientResponse, HTTPClientError> {
-        lock.withLock {
-            sent.append(request)
-            lock.broadcast()
-            while held { lock.wait() }
-            return script.isEmpty ? .success(HTTPClientResponse(status: 200)) : script.removeFirst()
-        }
-    }
-
-    /// Waits (at most 10 s) until `count` requests were made.
-    func waitForRequests(_ count: Int) -> Bool {
-        lock.withLock {
-            let end = Date().addingTimeInterval(10)
-            while sent.count < count { if !lock.wait(until: end) { return false } }
-            return true
-        }
-    }
-}
-
 /// The pusher's thread with a fake transport and millisecond backoffs: outcomes are counted the
 /// same whatever the timing.
 @Suite struct PyroscopePusherTests {
     let quick = PushPolicy(initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(4), maxAttempts: 3, requestTimeout: .seconds(5))
 
-    @Test func pushesEveryWindowWithTheSettingsHeaders() throws {
+    @Test("every window is pushed with the settings' headers")
+    func pushesEveryWindowWithTheSettingsHeaders() throws {
         let transport = ScriptedTransport([])
         let settings = PushSettings(url: "http://back.end", appName: try PyroscopeAppName(parsing: "svc{env=test}"),
                                     tenant: "tenant-1", credentials: .bearer("tok"))
         let pusher = try PyroscopePusher(settings: settings, policy: quick, transport: transport, processName: "ignored")
-        for _ in 0..<3 { pusher.push(handMadeProfile()) }
+        for _ in 0..<3 { pusher.push(try pushedWindow()) }
         let counters = pusher.stop(deadline: .seconds(10))
         #expect(counters.pushed == 3 && counters.dropped == 0 && counters.retried == 0)
         let request = try #require(transport.requests.first)
         #expect(request.url.hasPrefix("http://back.end/ingest?name=svc%7Benv%3Dtest%7D&"))
         #expect(request.header("X-Scope-OrgID") == "tenant-1")
         #expect(request.header("Authorization") == "Bearer tok")
-        #expect(request.body == handMadeProfile().rendered(as: .pprof))
+        #expect(try pushedWindow().rendered(as: .pprof) == request.body)
     }
 
-    @Test func retriesFailuresAndGivesUpAfterTheAttempts() throws {
+    @Test("failures are retried, and given up after the attempts")
+    func retriesFailuresAndGivesUpAfterTheAttempts() throws {
         let refused: Result<HTTPClientResponse, HTTPClientError> = .failure(.transferFailed(url: "u", reason: "refused"))
         // Window 1: fails, fails, succeeds. Window 2: fails three times (given up). Window 3: 503 then 200.
         let transport = ScriptedTransport([refused, refused, .success(HTTPClientResponse(status: 200)),
                                            refused, .success(HTTPClientResponse(status: 500)), refused,
                                            .success(HTTPClientResponse(status: 503)), .success(HTTPClientResponse(status: 200))])
         let pusher = try PyroscopePusher(settings: PushSettings(url: "http://h"), policy: quick, transport: transport, processName: "app")
-        for _ in 0..<3 { pusher.push(handMadeProfile()) }
+        for _ in 0..<3 { pusher.push(try pushedWindow()) }
         let counters = pusher.stop(deadline: .seconds(10))
         #expect(counters.pushed == 2)
         #expect(counters.retried == 5)
@@ -273,25 +264,27 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
         #expect(transport.requests[0].url.contains("name=app%7B%7D"))
     }
 
-    @Test func aRefusalIsNotRetried() throws {
+    @Test("a refusal is not retried")
+    func aRefusalIsNotRetried() throws {
         let transport = ScriptedTransport([.success(HTTPClientResponse(status: 400, body: Array("invalid service name".utf8)))])
         let pusher = try PyroscopePusher(settings: PushSettings(url: "http://h"), policy: quick, transport: transport, processName: "app")
-        pusher.push(handMadeProfile())
-        pusher.push(handMadeProfile())
+        pusher.push(try pushedWindow())
+        pusher.push(try pushedWindow())
         let counters = pusher.stop(deadline: .seconds(10))
         #expect(counters.droppedRejected == 1 && counters.pushed == 1 && counters.retried == 0)
         #expect(pusher.lastError == "HTTP 400: invalid service name")
     }
 
-    @Test func aSlowBackEndNeverBlocksPushAndTheQueueDropsTheOldest() throws {
+    @Test("a slow back end never blocks push; the queue drops the oldest")
+    func aSlowBackEndNeverBlocksPushAndTheQueueDropsTheOldest() throws {
         let transport = ScriptedTransport([])
         transport.hold()
         let pusher = try PyroscopePusher(settings: PushSettings(url: "http://h", queueLength: 2), policy: quick,
                                          transport: transport, processName: "app")
-        pusher.push(handMadeProfile())
+        pusher.push(try pushedWindow())
         #expect(transport.waitForRequests(1))
         // The first is on its way and held; five more arrive: two wait, three are dropped.
-        for _ in 0..<5 { pusher.push(handMadeProfile()) }
+        for _ in 0..<5 { pusher.push(try pushedWindow()) }
         #expect(pusher.counters.droppedQueueFull == 3)
         #expect(pusher.pending == 3)
         transport.release()
@@ -299,127 +292,131 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
         #expect(counters.pushed == 3 && counters.droppedQueueFull == 3 && counters.dropped == 3)
     }
 
-    @Test func stopGivesUpAtItsDeadline() throws {
+    @Test("stop gives up at its deadline")
+    func stopGivesUpAtItsDeadline() throws {
         let transport = ScriptedTransport([])
         transport.hold()
         let pusher = try PyroscopePusher(settings: PushSettings(url: "http://h"), policy: quick, transport: transport, processName: "app")
-        for _ in 0..<3 { pusher.push(handMadeProfile()) }
+        for _ in 0..<3 { pusher.push(try pushedWindow()) }
         #expect(transport.waitForRequests(1))
         // The fake transport ignores the cancellation: stop returns after its deadline and grace anyway.
         let counters = pusher.stop(deadline: .milliseconds(50))
         #expect(counters.droppedAtStop == 3 && counters.pushed == 0)
-        pusher.push(handMadeProfile())
+        pusher.push(try pushedWindow())
         #expect(pusher.counters.droppedAtStop == 4)
         transport.release()
     }
 }
 
-extension ProfilerAPITests {
-    /// The pusher against a receiver in this process over real HTTP (libcurl), with windows profiled
-    /// here (inside ProfilerAPITests: one session at a time).
-    @Suite struct PushReceiver {
-        @Test func everyWindowReachesTheReceiverAsPyroscopeDocumentsIt() throws {
-            let receiver = IngestReceiver()
-            try receiver.start()
-            defer { receiver.stop() }
-            try Profiler.start(period: .milliseconds(5), mode: .cpu)
-            _ = burnInProfilerAPITest(seconds: 0.3)
-            let profile = try Profiler.stop()
-            let settings = PushSettings(url: receiver.url, appName: try PyroscopeAppName(parsing: "svc{env=prod,region=eu}"), tenant: "team-a",
-                                        credentials: .basic(user: "u", password: "p"))
-            let pusher = try PyroscopePusher(settings: settings, transport: HTTPClient(), processName: "tests")
+/// The pusher against a receiver in this process over real HTTP (libcurl), with windows profiled
+/// here (one session at a time in the test process: `.profilerSession`).
+@Suite(.serialized, .profilerSession) struct PushReceiver {
+    @Test("every window of a real session reaches a receiver as Pyroscope documents /ingest")
+    func everyWindowReachesTheReceiverAsPyroscopeDocumentsIt() throws {
+        let receiver = IngestReceiver()
+        try receiver.start()
+        defer { receiver.stop() }
+        try Profiler.start(period: .milliseconds(5), mode: .cpu)
+        _ = burnInProfilerAPITest(seconds: 0.3)
+        let profile = try Profiler.stop()
+        let settings = PushSettings(url: receiver.url, appName: try PyroscopeAppName(parsing: "svc{env=prod,region=eu}"), tenant: "team-a",
+                                    credentials: .basic(user: "u", password: "p"))
+        let pusher = try PyroscopePusher(settings: settings, transport: HTTPClient(), processName: "tests")
+        pusher.push(profile)
+        pusher.push(profile)
+        let counters = pusher.stop(deadline: .seconds(20))
+        #expect(counters.pushed == 2 && counters.dropped == 0)
+        #expect(receiver.requests.count == 2)
+        for request in receiver.requests {
+            #expect(IngestReceiver.problems(request) == [])
+            #expect(request.query["name"] == "svc{env=prod,region=eu}")
+            #expect(request.query["sampleRate"] == "200")
+            #expect(request.query["spyName"] == "stacksampler")
+            #expect(request.headers["x-scope-orgid"] == "team-a")
+            #expect(request.headers["authorization"] == "Basic dTpw")
+            let from = try #require(Int(request.query["from"] ?? ""))
+            #expect(UInt64(from) == profile.realtimeStartNanoseconds / 1_000_000_000)
+        }
+        let body = try #require(receiver.requests.first?.body)
+        guard let top = try goPprofTop(body) else {
+            try Test.cancel("go is not installed (apt-get install golang-go): the pushed body was not read by go tool pprof")
+        }
+        #expect(top.contains("burnInProfilerAPITest"), "go tool pprof -top:\n\(top)")
+    }
+
+    @Test("a receiver down for a while loses only what the queue drops")
+    func aReceiverDownForAWhileLosesOnlyWhatTheQueueDrops() throws {
+        let receiver = IngestReceiver()
+        try receiver.start()
+        defer { receiver.stop() }
+        receiver.stop()
+        var profile = try pushedWindow()
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        profile.realtimeStartNanoseconds = UInt64(now.tv_sec) * 1_000_000_000
+        let policy = PushPolicy(initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(100), maxAttempts: 1000,
+                                requestTimeout: .seconds(5))
+        let pusher = try PyroscopePusher(settings: PushSettings(url: receiver.url, queueLength: 4), policy: policy,
+                                         transport: HTTPClient(), processName: "tests")
+        // Ten windows while the receiver is down: the queue keeps four (plus the one being retried
+        // at most), the rest are dropped and counted.
+        for _ in 0..<10 { pusher.push(profile) }
+        while pusher.counters.retried < 3 { usleep(10_000) }
+        let whileDown = pusher.counters
+        #expect(whileDown.pushed == 0)
+        try receiver.start()
+        let counters = pusher.stop(deadline: .seconds(30))
+        #expect(counters.dropped == counters.droppedQueueFull)
+        #expect(counters.pushed + counters.droppedQueueFull == 10)
+        #expect(counters.pushed == 4 || counters.pushed == 5)
+        #expect(receiver.requests.count == counters.pushed)
+        #expect(receiver.requests.allSatisfy { IngestReceiver.problems($0) == [] })
+    }
+
+    @Test("continuous windows of this process are all pushed through an outage")
+    func continuousWindowsOfThisProcessArePushedThroughAnOutage() throws {
+        let receiver = IngestReceiver()
+        try receiver.start()
+        defer { receiver.stop() }
+        let policy = PushPolicy(initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(100), maxAttempts: 1000,
+                                requestTimeout: .seconds(5))
+        let pusher = try PyroscopePusher(settings: PushSettings(url: receiver.url, appName: PyroscopeAppName(service: "tests")),
+                                         policy: policy, transport: HTTPClient(), processName: "tests")
+        let windows = WindowCount()
+        try Profiler.startContinuous(ProfilerConfiguration(period: .milliseconds(5)), window: .milliseconds(200)) { profile in
+            windows.add()
             pusher.push(profile)
-            pusher.push(profile)
-            let counters = pusher.stop(deadline: .seconds(20))
-            #expect(counters.pushed == 2 && counters.dropped == 0)
-            #expect(receiver.requests.count == 2)
-            for request in receiver.requests {
-                #expect(IngestReceiver.problems(request) == [])
-                #expect(request.query["name"] == "svc{env=prod,region=eu}")
-                #expect(request.query["sampleRate"] == "200")
-                #expect(request.query["spyName"] == "stacksampler")
-                #expect(request.headers["x-scope-orgid"] == "team-a")
-                #expect(request.headers["authorization"] == "Basic dTpw")
-                let from = try #require(Int(request.query["from"] ?? ""))
-                #expect(UInt64(from) == profile.realtimeStartNanoseconds / 1_000_000_000)
-            }
-            let body = try #require(receiver.requests.first?.body)
-            if let top = try goPprofTop(body) {
-                #expect(top.contains("burnInProfilerAPITest"), "go tool pprof -top:\n\(top)")
-            }
         }
+        // Counted in windows, not in time (a loaded machine stretches the CPU burns): down
+        // while three windows arrive (the queue holds eight), so none may be lost.
+        func work(until count: Int) { while windows.count < count { _ = burnInProfilerAPITest(seconds: 0.01) } }
+        work(until: 2)
+        receiver.stop()
+        work(until: windows.count + 3)
+        try receiver.start()
+        work(until: windows.count + 2)
+        _ = try Profiler.stop()
+        let counters = pusher.stop(deadline: .seconds(20))
+        #expect(windows.count >= 5)
+        #expect(counters.dropped == 0, "\(counters)")
+        #expect(counters.pushed == windows.count, "\(counters), \(windows.count) windows")
+        #expect(counters.retried > 0, "\(counters)")
+        #expect(receiver.requests.count == windows.count)
+        #expect(receiver.requests.allSatisfy { IngestReceiver.problems($0) == [] })
+        // Consecutive windows: each one's from is at or after the one before.
+        let starts = receiver.requests.compactMap { Int($0.query["from"] ?? "") }
+        #expect(starts == starts.sorted())
+    }
 
-        @Test func aReceiverDownForAWhileLosesOnlyWhatTheQueueDrops() throws {
-            let receiver = IngestReceiver()
-            try receiver.start()
-            defer { receiver.stop() }
-            receiver.stop()
-            var profile = handMadeProfile()
-            var now = timespec()
-            clock_gettime(CLOCK_REALTIME, &now)
-            profile.realtimeStartNanoseconds = UInt64(now.tv_sec) * 1_000_000_000
-            let policy = PushPolicy(initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(100), maxAttempts: 1000,
-                                    requestTimeout: .seconds(5))
-            let pusher = try PyroscopePusher(settings: PushSettings(url: receiver.url, queueLength: 4), policy: policy,
-                                             transport: HTTPClient(), processName: "tests")
-            // Ten windows while the receiver is down: the queue keeps four (plus the one being retried
-            // at most), the rest are dropped and counted.
-            for _ in 0..<10 { pusher.push(profile) }
-            while pusher.counters.retried < 3 { usleep(10_000) }
-            let whileDown = pusher.counters
-            #expect(whileDown.pushed == 0)
-            try receiver.start()
-            let counters = pusher.stop(deadline: .seconds(30))
-            #expect(counters.dropped == counters.droppedQueueFull)
-            #expect(counters.pushed + counters.droppedQueueFull == 10)
-            #expect(counters.pushed == 4 || counters.pushed == 5)
-            #expect(receiver.requests.count == counters.pushed)
-            #expect(receiver.requests.allSatisfy { IngestReceiver.problems($0) == [] })
-        }
-
-        @Test func continuousWindowsOfThisProcessArePushedThroughAnOutage() throws {
-            let receiver = IngestReceiver()
-            try receiver.start()
-            defer { receiver.stop() }
-            let policy = PushPolicy(initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(100), maxAttempts: 1000,
-                                    requestTimeout: .seconds(5))
-            let pusher = try PyroscopePusher(settings: PushSettings(url: receiver.url, appName: PyroscopeAppName(service: "tests")),
-                                             policy: policy, transport: HTTPClient(), processName: "tests")
-            let windows = WindowCount()
-            try Profiler.startContinuous(ProfilerConfiguration(period: .milliseconds(5)), window: .milliseconds(200)) { profile in
-                windows.add()
-                pusher.push(profile)
-            }
-            // Counted in windows, not in time (a loaded machine stretches the CPU burns): down
-            // while three windows arrive (the queue holds eight), so none may be lost.
-            func work(until count: Int) { while windows.count < count { _ = burnInProfilerAPITest(seconds: 0.01) } }
-            work(until: 2)
-            receiver.stop()
-            work(until: windows.count + 3)
-            try receiver.start()
-            work(until: windows.count + 2)
-            _ = try Profiler.stop()
-            let counters = pusher.stop(deadline: .seconds(20))
-            #expect(windows.count >= 5)
-            #expect(counters.dropped == 0, "\(counters)")
-            #expect(counters.pushed == windows.count, "\(counters), \(windows.count) windows")
-            #expect(counters.retried > 0, "\(counters)")
-            #expect(receiver.requests.count == windows.count)
-            #expect(receiver.requests.allSatisfy { IngestReceiver.problems($0) == [] })
-            // Consecutive windows: each one's from is at or after the one before.
-            let starts = receiver.requests.compactMap { Int($0.query["from"] ?? "") }
-            #expect(starts == starts.sorted())
-        }
-
-        @Test func aClearErrorWhenNothingListens() throws {
-            let receiver = IngestReceiver()
-            try receiver.start()
-            receiver.stop()
-            let result = HTTPClient().send(HTTPClientRequest(url: receiver.url + "/x", connectTimeoutMilliseconds: 2000))
-            guard case .failure(.transferFailed(let url, let reason)) = result else { Issue.record("\(result)"); return }
-            #expect(url == receiver.url + "/x")
-            #expect(reason.lowercased().contains("connect"), "\(reason)")
-        }
+    @Test("nothing listening: a transfer failure naming the URL and the connection")
+    func aClearErrorWhenNothingListens() throws {
+        let receiver = IngestReceiver()
+        try receiver.start()
+        receiver.stop()
+        let result = HTTPClient().send(HTTPClientRequest(url: receiver.url + "/x", connectTimeoutMilliseconds: 2000))
+        guard case .failure(.transferFailed(let url, let reason)) = result else { Issue.record("\(result)"); return }
+        #expect(url == receiver.url + "/x")
+        #expect(reason.lowercased().contains("connect"), "\(reason)")
     }
 }
 

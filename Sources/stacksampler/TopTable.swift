@@ -2,25 +2,25 @@ import StackSampler
 
 /// The table `stacksampler top` draws: the hottest functions of one interval's collapsed
 /// stacks, with self and total shares and samples, like `py-spy top`.
-public struct TopTable: Sendable, Equatable {
+struct TopTable: Sendable, Equatable {
     /// One function's line.
-    public struct Row: Sendable, Equatable {
+    struct Row: Sendable, Equatable {
         /// The function's name.
-        public var name: String
+        var name: String
         /// Samples where it was the leaf.
-        public var selfSamples: Int
+        var selfSamples: Int
         /// Samples where it was anywhere on the stack (once per sample under recursion).
-        public var totalSamples: Int
+        var totalSamples: Int
     }
 
     /// Every function, highest self samples first (then total, then name).
-    public var rows: [Row]
+    var rows: [Row]
     /// All samples of the interval.
-    public var sampleCount: Int
+    var sampleCount: Int
 
     /// The table of collapsed stacks `folded` (thread roots `[name tid=N]` are not functions);
     /// an error names the line that is not collapsed stacks.
-    public init(folded: String) throws(CollapsedStacksError) {
+    init(folded: String) throws(CollapsedStacksError) {
         let profile = try Profile(collapsedStacks: folded, command: "")
         rows = profile.functionCosts().map { Row(name: $0.name, selfSamples: $0.selfSamples, totalSamples: $0.totalSamples) }
         sampleCount = profile.sampleCount
@@ -28,7 +28,7 @@ public struct TopTable: Sendable, Equatable {
 
     /// The table as text: a header, then at most `limit` rows, each cut to `width` columns
     /// (0: not cut). Shares are of all samples, with one decimal.
-    public func rendered(limit: Int, width: Int = 0) -> String {
+    func rendered(limit: Int, width: Int = 0) -> String {
         func share(_ samples: Int) -> String {
             guard sampleCount > 0 else { return "0.0%" }
             let tenths = (samples * 1000 + sampleCount / 2) / sampleCount

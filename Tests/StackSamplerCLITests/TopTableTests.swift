@@ -1,10 +1,11 @@
 import Testing
 import StackSampler
-import StackSamplerDaemon
+@testable import stacksampler
 
 /// The table `stacksampler top` draws, from collapsed stacks.
 @Suite struct TopTableTests {
-    @Test func selfAndTotalPerFunctionCountRecursionOnceAndSkipThreadRoots() throws {
+    @Test("self and total samples per function: recursion counted once, thread roots are not functions")
+    func selfAndTotalPerFunctionCountRecursionOnceAndSkipThreadRoots() throws {
         let folded = """
             [main tid=1];main;work;hot 30
             [main tid=1];main;work 10
@@ -23,7 +24,8 @@ import StackSamplerDaemon
         #expect(table.rows.map(\.name) == ["idle", "hot", "work", "rec", "main"])
     }
 
-    @Test func renderedWithSharesLimitAndWidth() throws {
+    @Test("the table shows shares, at most the limit of rows, cut to the width")
+    func renderedWithSharesLimitAndWidth() throws {
         let table = try TopTable(folded: "a;b 2\na 1\n")
         #expect(table.rendered(limit: 5) == """
               %Self  %Total     Self    Total  Function
@@ -36,7 +38,8 @@ import StackSamplerDaemon
         #expect(narrow.split(separator: "\n").allSatisfy { $0.count <= 20 })
     }
 
-    @Test func emptyAndBadInput() throws {
+    @Test("no stacks: a header alone; a line that is not collapsed stacks is refused")
+    func emptyAndBadInput() throws {
         #expect(try TopTable(folded: "").rows.isEmpty)
         #expect(try TopTable(folded: "").rendered(limit: 3) == "  %Self  %Total     Self    Total  Function\n")
         #expect(throws: CollapsedStacksError.self) { try TopTable(folded: "no count here\n") }

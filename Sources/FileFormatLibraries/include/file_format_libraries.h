@@ -5,8 +5,8 @@
  * would join the program's global scope. Each table's members have the names and types of the
  * library's own functions. A loader returns NULL when its library cannot be loaded.
  */
-#ifndef STACKSAMPLER_SYMBOL_LIBRARIES_H
-#define STACKSAMPLER_SYMBOL_LIBRARIES_H
+#ifndef STACKSAMPLER_FILE_FORMAT_LIBRARIES_H
+#define STACKSAMPLER_FILE_FORMAT_LIBRARIES_H
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>

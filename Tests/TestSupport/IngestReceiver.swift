@@ -3,16 +3,16 @@ import Foundation
 /// A tiny HTTP/1.1 server on 127.0.0.1 in the test process, standing in for Pyroscope's
 /// `/ingest`: it keeps every request, answers with the status it is told, and can be stopped
 /// (connections refused) and started again on the same port.
-final class IngestReceiver: @unchecked Sendable {
+package final class IngestReceiver: @unchecked Sendable {
     /// One request as received.
-    struct Request {
-        var method: String
-        var path: String
-        var query: [String: String]
+    package struct Request {
+        package var method: String
+        package var path: String
+        package var query: [String: String]
         /// The raw query, as sent.
-        var rawQuery: String
-        var headers: [String: String]
-        var body: [UInt8]
+        package var rawQuery: String
+        package var headers: [String: String]
+        package var body: [UInt8]
     }
 
     private let lock = NSLock()
@@ -21,19 +21,22 @@ final class IngestReceiver: @unchecked Sendable {
     private var listener: Int32 = -1
     private var generation = 0
     /// The port it listens on.
-    private(set) var port: UInt16 = 0
+    package private(set) var port: UInt16 = 0
+
+    /// A receiver not yet listening: `start()` listens.
+    package init() {}
 
     /// The base URL of the receiver.
-    var url: String { "http://127.0.0.1:\(port)" }
+    package var url: String { "http://127.0.0.1:\(port)" }
 
     /// Requests received so far.
-    var requests: [Request] { lock.withLock { received } }
+    package var requests: [Request] { lock.withLock { received } }
 
     /// The status the next requests get.
-    func answer(_ status: Int) { lock.withLock { statusToAnswer = status } }
+    package func answer(_ status: Int) { lock.withLock { statusToAnswer = status } }
 
     /// Listens (on `port`, or any free port the first time) and serves on a thread of its own.
-    func start() throws {
+    package func start() throws {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw ReceiverError("socket: \(errno)") }
         var one: Int32 = 1
@@ -61,7 +64,7 @@ final class IngestReceiver: @unchecked Sendable {
     }
 
     /// Stops listening: new connections are refused until `start()`.
-    func stop() {
+    package func stop() {
         let socket = lock.withLock { () -> Int32 in
             let socket = listener
             listener = -1
@@ -132,7 +135,7 @@ final class IngestReceiver: @unchecked Sendable {
     /// Checks `request` against Pyroscope's documented `/ingest` parameters for a pprof body
     /// (docs/sources/reference-server-api, "Pyroscope Legacy HTTP API", and the handler's
     /// parsing in pkg/ingester/pyroscope/ingest_handler.go); returns what is wrong, empty if nothing.
-    static func problems(_ request: Request) -> [String] {
+    package static func problems(_ request: Request) -> [String] {
         var problems: [String] = []
         if request.method != "POST" { problems.append("method \(request.method), not POST") }
         if request.path != "/ingest" { problems.append("path \(request.path), not /ingest") }
@@ -158,13 +161,13 @@ final class IngestReceiver: @unchecked Sendable {
 }
 
 /// A failure of the receiver itself.
-struct ReceiverError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+package struct ReceiverError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// `go tool pprof -top` of pprof `bytes` (all functions, flat samples), nil when go is missing.
-func goPprofTop(_ bytes: [UInt8]) throws -> String? {
+package func goPprofTop(_ bytes: [UInt8]) throws -> String? {
     let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
     guard let go = path.split(separator: ":").map({ "\($0)/go" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
         return nil

@@ -3,7 +3,7 @@ import CAPIHeader
 import StackSampler
 import Synchronization
 
-// The C API declared in `stacksampler.h` (PreloadEntry/include): start, stop and write a
+// The C API declared in `stacksampler.h` (StackSamplerPreload/include): start, stop and write a
 // profile from C or C++. The preload library's `stacksampler_start`, `_stop` and `_write` load
 // this library on first use and forward to these (preload_swift_part.h).
 

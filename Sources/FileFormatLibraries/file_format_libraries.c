@@ -1,5 +1,5 @@
-/* The symbol libraries, each loaded privately once (symbol_libraries.h, private_library.h). */
-#include "symbol_libraries.h"
+/* The file-format libraries, each loaded privately once (file_format_libraries.h, private_library.h). */
+#include "file_format_libraries.h"
 
 #include "private_library.h"
 

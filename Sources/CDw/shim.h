@@ -1,2 +1,0 @@
-#include <dwarf.h>
-#include <elfutils/libdw.h>
