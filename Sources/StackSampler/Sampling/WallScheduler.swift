@@ -101,6 +101,13 @@ struct WallScheduler: SamplerSchedule {
         for thread in threads.values { payOwed(thread, routing: &routing) }
     }
 
+    /// `due` more ticks of `thread` with its counted stack, owed; counted once they stand for
+    /// `longestOwedNanoseconds`.
+    private func owe(_ thread: WallThread, _ due: Int, at now: UInt64, routing: inout SampleRouting) {
+        thread.owe(due, at: now)
+        if UInt64(thread.owedTicks) &* intervalNanoseconds >= Self.longestOwedNanoseconds { payOwed(thread, routing: &routing) }
+    }
+
     /// Counts the ticks `thread` owes (asleep, its stack known), at their times.
     private func payOwed(_ thread: WallThread, routing: inout SampleRouting) {
         guard thread.owedTicks > 0, let known = thread.known else { return }
@@ -144,17 +151,16 @@ struct WallScheduler: SamplerSchedule {
             // Asleep since a sleep already walked: nothing to read, and its ticks owed, counted
             // in one step later (`payOwed`).
             if records.isEmpty, case .asleep(let since) = before, thread.known?.sleep == since {
-                thread.owe(due, at: now)
-                if UInt64(thread.owedTicks) &* intervalNanoseconds >= Self.longestOwedNanoseconds { payOwed(thread, routing: &routing) }
+                owe(thread, due, at: now, routing: &routing)
                 continue
             }
-            payOwed(thread, routing: &routing)
             if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
                 // Its late ticks get the stack found now: never more of them than a late wake brings.
                 guessWouldGrow = true
                 lookUnknown(thread, at: now, due: due, routing: &routing)
                 continue
             }
+            payOwed(thread, routing: &routing)
             // Its CPU time now, and when: the ticks' CPU times are that less its time on a core since.
             let cpu = thread.place == .preempted && before == .preempted && records.isEmpty && thread.cpuAtLastTick >= 0
                 ? thread.cpuAtLastTick : ss_thread_cpu_time_ns(tid)
@@ -244,6 +250,13 @@ struct WallScheduler: SamplerSchedule {
     /// counted with what is found.
     private mutating func lookUnknown(_ thread: WallThread, at now: UInt64, due: Int, routing: inout SampleRouting) {
         let cpu = ss_thread_cpu_time_ns(thread.tid)
+        // Unmoved since its stack was counted: its ticks are owed, as a walked sleeper's are.
+        if cpu >= 0, thread.pending.isEmpty, thread.samples.isEmpty, thread.counted, let known = thread.known,
+           cpu - known.cpu < Self.unmovedNanoseconds {
+            owe(thread, due, at: now, routing: &routing)
+            return
+        }
+        payOwed(thread, routing: &routing)
         takeSamples(of: thread, upTo: .max, routing: &routing)
         guard cpu >= 0 else { return }
         if thread.pending.isEmpty, let known = thread.known, cpu - known.cpu < Self.unmovedNanoseconds {
