@@ -2,9 +2,9 @@ import SymbolLibraries
 
 /// gzip compression through zlib (loaded privately on first use; libelf depends on it too), for
 /// pprof files.
-enum Gzip {
+package enum Gzip {
     /// `bytes` as a gzip member (RFC 1952), at zlib's default level.
-    static func compress(_ bytes: [UInt8]) -> [UInt8] {
+    package static func compress(_ bytes: [UInt8]) -> [UInt8] {
         guard let zlib = ss_zlib_load()?.pointee else { preconditionFailure("libz.so.1 could not be loaded: install zlib1g") }
         var stream = z_stream()
         let windowBitsWithGzipHeader: Int32 = 15 + 16
