@@ -100,10 +100,14 @@ package struct OTLPSettings: Sendable {
         func signalSettings(_ signal: OTLPSignal, endpoint: Setting<String>) throws(PushError) -> OTLPSignalSettings? {
             guard let url = try value(endpoint) ?? base.map({ "\($0)/\(path(of: signal))" }) else { return nil }
             _ = try value(SessionSettings.otlpProtocol, for: signal)
+            let compression = try value(SessionSettings.otlpCompression, for: signal) ?? SessionSettings.otlpCompression.general.defaultValue!
+            if compression == .gzip, !Gzip.isAvailable {
+                throw .invalid("gzip compression for \(signal.rawValue) (OTEL_EXPORTER_OTLP_COMPRESSION) needs libz.so.1, which cannot be loaded: "
+                    + "install zlib1g, or give none; nothing is pushed over OTLP")
+            }
             return OTLPSignalSettings(url: url, headers: (try value(SessionSettings.otlpHeaders, for: signal) ?? []).map { (name: $0.key, value: $0.value) },
                                       timeout: try value(SessionSettings.otlpTimeout, for: signal) ?? SessionSettings.otlpTimeout.general.defaultValue!,
-                                      compression: try value(SessionSettings.otlpCompression, for: signal)
-                                          ?? SessionSettings.otlpCompression.general.defaultValue!)
+                                      compression: compression)
         }
         let traces = try signalSettings(.traces, endpoint: SessionSettings.otlpTracesEndpoint)
         let profiles = try signalSettings(.profiles, endpoint: SessionSettings.otlpProfilesEndpoint)
