@@ -1,4 +1,3 @@
-import CEngine
 import Glibc
 import StackSampler
 import Synchronization
@@ -58,16 +57,15 @@ package final class Daemon: Sendable {
     }
 
     /// Stops serving, ends the continuous session (if this daemon runs one) and hands out its
-    /// last, partial window; then gives the pushers `pushDeadline` to send what waits.
+    /// last, partial window; then gives the pushers `pushDeadline` to send what waits, and one
+    /// `PushStop.grace` between them to end a request still on its way.
     package func stop(pushDeadline: Duration = .seconds(2)) {
         handOver.withLock { $0 }?.stop()
         server.withLock { $0 }?.stop()
         if settings.window != nil, let profile = try? Profiler.stop(), files != nil || !pushers.isEmpty { handle(profile) }
-        // Every pusher sends on its own thread meanwhile: each is given what is left of the deadline.
-        let end = ss_now_ns() &+ pushDeadline.wholeNanoseconds
-        for pusher in pushers {
-            let now = ss_now_ns()
-            let counters = pusher.stop(deadline: .nanoseconds(Int64(clamping: end > now ? end - now : 0)))
+        // Every pusher sends on its own thread: they are stopped together.
+        let final = PushStop.all(pushers.map(\.control), deadline: pushDeadline)
+        for (pusher, counters) in zip(pushers, final) {
             if counters.droppedAtStop > 0 {
                 StandardError.report("\(pusher.reportName): \(counters.droppedAtStop) \(pusher.unit) could not be sent before exit (\(pusher.lastError ?? "the back end was slow"))")
             }

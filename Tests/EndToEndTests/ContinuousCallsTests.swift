@@ -10,6 +10,8 @@ extension EndToEnd {
             var name: String
             var milliseconds: Double
             var endUnixNanoseconds: UInt64
+            /// The thread that made it.
+            var thread: Int
         }
 
         /// One window's calls table (`STACKSAMPLER_CALLS=…%t.json`).
@@ -46,8 +48,9 @@ extension EndToEnd {
         static func timedCalls(_ output: String) -> [TimedCall] {
             output.split(separator: "\n").compactMap { line in
                 let fields = line.split(separator: " ")
-                guard fields.count == 5, fields[0] == "call", let milliseconds = Double(fields[2]), let end = UInt64(fields[3]) else { return nil }
-                return TimedCall(name: String(fields[1]), milliseconds: milliseconds, endUnixNanoseconds: end)
+                guard fields.count == 5, fields[0] == "call", let milliseconds = Double(fields[2]), let end = UInt64(fields[3]),
+                      let thread = Int(fields[4]) else { return nil }
+                return TimedCall(name: String(fields[1]), milliseconds: milliseconds, endUnixNanoseconds: end, thread: thread)
             }
         }
 

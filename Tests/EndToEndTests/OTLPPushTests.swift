@@ -24,7 +24,7 @@ extension EndToEnd {
                 }
         }
 
-        @Test("every window reaches the collector as an OTLP profile whose samples, stacks and totals are the window's pprof",
+        @Test("every window reaches the collector as an OTLP profile, gzipped as asked, whose samples, stacks and totals are the window's pprof",
               .enabled(if: GoPprof.executable != nil, GoPprof.skipReason))
         func windowsArePushedAsOTLPProfiles() throws {
             let (directory, received, collector, port) = try Self.startCollector("otlp-push")
@@ -33,7 +33,7 @@ extension EndToEnd {
                 "LD_PRELOAD": try BuildProducts.preloadLibrary(), "STACKSAMPLER_CONTINUOUS": "500ms",
                 "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:\(port)/", "OTEL_SERVICE_NAME": "shop",
                 "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment.name=test%2Ce2e,service.name=not-this-one",
-                "OTEL_EXPORTER_OTLP_HEADERS": "api-key=k%3D1",
+                "OTEL_EXPORTER_OTLP_HEADERS": "api-key=k%3D1", "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip",
                 "STACKSAMPLER_OUTPUT": directory + "/w-%t.pprof", "STACKSAMPLER_SUMMARY": directory + "/s-%t.txt",
             ], in: directory)
             #expect(run.termination == .exited(0), "\(run)")
@@ -45,6 +45,7 @@ extension EndToEnd {
             var previousEnd = 0
             for (request, window) in zip(requests, windows) {
                 #expect((request["problems"] as? [String]) == [], "\(request["problems"] ?? "")")
+                #expect(request["content_encoding"] as? String == "gzip")
                 let resource = try #require(request["resource"] as? [String: Any])
                 #expect(resource["service.name"] as? String == "shop")
                 #expect(resource["deployment.environment.name"] as? String == "test,e2e")
@@ -67,7 +68,8 @@ extension EndToEnd {
                 previousEnd = start + length
             }
             let headers = try String(contentsOfFile: received + "/1.headers", encoding: .utf8)
-            #expect(headers.contains("api-key: k=1") && headers.contains("content-type: application/x-protobuf"), "\(headers)")
+            #expect(headers.contains("api-key: k=1") && headers.contains("content-type: application/x-protobuf")
+                    && headers.contains("content-encoding: gzip"), "\(headers)")
             let summaries = try ContinuousMode.windowFiles(in: directory, prefix: "s-", suffix: ".txt")
             let summary = try String(contentsOfFile: try #require(summaries.last), encoding: .utf8)
             #expect(summary.contains("otlp_push: "), "the window's profile does not say what the OTLP pusher did\n\(summary)")

@@ -1,19 +1,21 @@
 """A stand-in for an OpenTelemetry collector's OTLP/HTTP receiver, for the OTLP push tests: serves
-POST /v1/traces and /v1development/profiles on 127.0.0.1 (any free port, printed as `port N` on
-stdout), decodes each body with the official protobuf definitions (the opentelemetry-proto package
-from PyPI, installed by Scripts/setup.sh), keeps DIR/N.headers and DIR/N.json (what it decoded,
-written last), answers 200 with an empty response message, and stops after SECONDS.
+POST to any path ending in /v1/traces or /v1development/profiles on 127.0.0.1 (any free port,
+printed as `port N` on stdout), gunzips a body sent with `Content-Encoding: gzip`, decodes it with
+the official protobuf definitions (the opentelemetry-proto package from PyPI, installed by
+Scripts/setup.sh), keeps DIR/N.headers and DIR/N.json (what it decoded, written last), answers 200
+with an empty response message, and stops after SECONDS.
 
 Usage: python3 otlp_collector.py DIR SECONDS
        python3 otlp_collector.py --decode traces|profiles FILE   (prints the JSON of one body)
 
-The JSON: {"signal", "path", "resource": {key: value}, "scope", "problems": [...], and
+The JSON: {"signal", "path", "content_encoding" ("" for none), "resource": {key: value}, "scope", "problems": [...], and
 "spans": [{trace_id, span_id, parent_span_id (hex, "" for none), name, kind, start, end,
 attributes}] or "profiles": [{sample_type "type/unit", period_type, period, time_unix_nano,
 duration_nano, total, stacks {"root;...;leaf": value}, threads {"tid name": value}}]}.
 "problems" lists what the specification's rules forbid (a table's entry 0 not its zero value, an
 index out of its table).
 """
+import gzip
 import http.server
 import json
 import os
@@ -110,9 +112,9 @@ def decode_profiles(body):
     return result
 
 
-DECODERS = {"/v1/traces": decode_traces, "/v1development/profiles": decode_profiles}
-RESPONSES = {"/v1/traces": trace_service_pb2.ExportTraceServiceResponse,
-             "/v1development/profiles": profiles_service_pb2.ExportProfilesServiceResponse}
+# By the path's ending: a signal's own endpoint variable may name any path.
+SIGNALS = {"/v1/traces": (decode_traces, trace_service_pb2.ExportTraceServiceResponse),
+           "/v1development/profiles": (decode_profiles, profiles_service_pb2.ExportProfilesServiceResponse)}
 
 
 def serve(directory, seconds):
@@ -122,23 +124,27 @@ def serve(directory, seconds):
     class Collector(http.server.BaseHTTPRequestHandler):
         def do_POST(self):
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            if self.path not in DECODERS:
-                self.send_error(404, "only /v1/traces and /v1development/profiles")
+            signal = next((SIGNALS[ending] for ending in SIGNALS if self.path.endswith(ending)), None)
+            if signal is None:
+                self.send_error(404, "only paths ending in /v1/traces and /v1development/profiles")
                 return
+            decode, response_type = signal
+            encoding = self.headers.get("Content-Encoding", "")
             with lock:
                 counter[0] += 1
                 number = counter[0]
             base = os.path.join(directory, str(number))
             try:
-                decoded = DECODERS[self.path](body)
-            except Exception as error:  # a body the official definitions cannot read
+                decoded = decode(gzip.decompress(body) if encoding == "gzip" else body)
+            except Exception as error:  # a body gzip or the official definitions cannot read
                 decoded = {"signal": "unreadable", "problems": [repr(error)]}
             decoded["path"] = self.path
+            decoded["content_encoding"] = encoding
             with open(base + ".headers", "w") as f:
                 f.write("".join(f"{name.lower()}: {value}\n" for name, value in self.headers.items()))
             with open(base + ".json", "w") as f:  # written last: a test that sees it sees the rest
                 json.dump(decoded, f)
-            response = RESPONSES[self.path]().SerializeToString()
+            response = response_type().SerializeToString()
             self.send_response(200)
             self.send_header("Content-Type", "application/x-protobuf")
             self.send_header("Content-Length", str(len(response)))

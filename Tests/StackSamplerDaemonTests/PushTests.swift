@@ -308,6 +308,30 @@ func pushedWindow() throws -> Profile {
     }
 }
 
+/// Several push threads stopped at a session's end.
+@Suite struct PushStopTests {
+    @Test("pushers stop together: two stuck on a request that ignores its cancellation take one grace after the deadline, not one each")
+    func pushersStopTogether() throws {
+        let quick = PushPolicy(initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(4), maxAttempts: 3, requestTimeout: .seconds(5))
+        let transports = [ScriptedTransport([]), ScriptedTransport([])]
+        for transport in transports { transport.hold() }
+        defer { for transport in transports { transport.release() } }
+        let pushers: [any WindowPusher] = [
+            try PyroscopePusher(settings: PushSettings(url: "http://h"), policy: quick, transport: transports[0], processName: "app"),
+            try OTLPPusher(settings: OTLPSettings(traces: nil, profiles: OTLPSignalSettings(url: "http://c/v1development/profiles"),
+                                                  resource: OTLPResource()), policy: quick, transport: transports[1]),
+        ]
+        for pusher in pushers { pusher.push(try pushedWindow()) }
+        for transport in transports { #expect(transport.waitForRequests(1)) }
+        let deadline = Duration.milliseconds(200), clock = ContinuousClock(), start = clock.now
+        let counters = PushStop.all(pushers.map(\.control), deadline: deadline)
+        let elapsed = clock.now - start
+        #expect(counters.map(\.droppedAtStop) == [1, 1])
+        // One after the other, each with its own grace, they took at least the deadline and two graces.
+        #expect(elapsed >= PushStop.grace && elapsed < deadline + PushStop.grace * 1.8, "stopping two pushers took \(elapsed)")
+    }
+}
+
 /// The pusher against a receiver in this process over real HTTP (libcurl), with windows profiled
 /// here (one session at a time in the test process: `.profilerSession`).
 @Suite(.serialized, .profilerSession) struct PushReceiver {

@@ -108,7 +108,7 @@ struct DecodedPprof {
         return lines
     }
 
-    private static func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
+    static func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
         var stream = z_stream()
         guard inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw ProtobufReader.DecodeError(description: "inflateInit2 failed")

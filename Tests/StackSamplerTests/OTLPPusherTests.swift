@@ -23,16 +23,51 @@ import TestSupport
     @Test("the base endpoint gets each signal's path, a signal's own endpoint is used as given, and nothing is pushed without one")
     func endpoints() throws {
         let base = try #require(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/"]))
-        #expect(base.tracesURL == "http://collector:4318/v1/traces")
-        #expect(base.profilesURL == "http://collector:4318/v1development/profiles")
+        #expect(base.traces?.url == "http://collector:4318/v1/traces")
+        #expect(base.profiles?.url == "http://collector:4318/v1development/profiles")
         let own = try #require(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318",
                                          "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://traces.example/ingest/spans"]))
-        #expect(own.tracesURL == "https://traces.example/ingest/spans")
-        #expect(own.profilesURL == "http://collector:4318/v1development/profiles")
+        #expect(own.traces?.url == "https://traces.example/ingest/spans")
+        #expect(own.profiles?.url == "http://collector:4318/v1development/profiles")
         let tracesOnly = try #require(try read(["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://t:4318/v1/traces"]))
-        #expect(tracesOnly.profilesURL == nil)
+        #expect(tracesOnly.profiles == nil)
         #expect(try read(["OTEL_SERVICE_NAME": "svc"]) == nil)
         #expect(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SDK_DISABLED": "TRUE"]) == nil)
+    }
+
+    @Test("each exporter option of a signal: its own variable over the general one over OpenTelemetry's default; an empty one counts as unset")
+    func signalOptions() throws {
+        let defaults = try #require(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"]))
+        for signal in OTLPSignal.allCases {
+            let settings = try #require(defaults[signal])
+            #expect(settings.headers.isEmpty && settings.timeout == .seconds(10) && settings.compression == .none, "\(signal)")
+        }
+        let general = try #require(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_HEADERS": "a=1",
+                                             "OTEL_EXPORTER_OTLP_TIMEOUT": "2500", "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip",
+                                             "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": ""]))
+        for signal in OTLPSignal.allCases {
+            let settings = try #require(general[signal])
+            #expect(settings.headers.map(\.name) == ["a"] && settings.timeout == .milliseconds(2500) && settings.compression == .gzip, "\(signal)")
+        }
+        // A signal's own headers replace the general ones (they are not merged), as OpenTelemetry's SDKs read them.
+        let own = try #require(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_HEADERS": "a=1",
+                                         "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "b=2,c=3", "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip",
+                                         "OTEL_EXPORTER_OTLP_PROFILES_COMPRESSION": "none", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "0",
+                                         "OTEL_EXPORTER_OTLP_PROFILES_TIMEOUT": "750"]))
+        let traces = try #require(own.traces), profiles = try #require(own.profiles)
+        #expect(traces.headers.map(\.name) == ["b", "c"] && traces.headers.map(\.value) == ["2", "3"])
+        #expect(profiles.headers.map(\.name) == ["a"])
+        #expect(traces.compression == .gzip && profiles.compression == .none)
+        // 0 is no limit (the specification's Timeout type): the longest a 32-bit count of ms holds.
+        #expect(traces.timeout == .milliseconds(Int32.max) && profiles.timeout == .milliseconds(750))
+        #expect(own.longestTimeout == .milliseconds(Int32.max))
+        // grpc in the general variable, overridden for both signals: nothing left speaks it.
+        let overridden = try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+                                   "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL": "http/protobuf"])
+        #expect(overridden?.traces != nil && overridden?.profiles != nil)
+        // Only the signals pushed are read: grpc for profiles does not matter when only spans go out.
+        let tracesOnly = try read(["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces", "OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL": "grpc"])
+        #expect(tracesOnly?.traces?.url == "http://c:4318/v1/traces" && tracesOnly?.profiles == nil)
     }
 
     @Test("the resource: service.name from OTEL_SERVICE_NAME over OTEL_RESOURCE_ATTRIBUTES over the executable's name")
@@ -47,7 +82,8 @@ import TestSupport
                                            "OTEL_EXPORTER_OTLP_HEADERS": "api-key=s3cr%3Dt,x-tenant=a b"]))
         #expect(given.resource["service.name"] == .string("from-attributes"))
         #expect(given.resource["deployment.environment.name"] == .string("prod,eu"))
-        #expect(given.headers.map(\.name) == ["api-key", "x-tenant"] && given.headers.map(\.value) == ["s3cr=t", "a b"])
+        let headers = try #require(given.traces?.headers)
+        #expect(headers.map(\.name) == ["api-key", "x-tenant"] && headers.map(\.value) == ["s3cr=t", "a b"])
         let named = try #require(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SERVICE_NAME": "checkout",
                                            "OTEL_RESOURCE_ATTRIBUTES": "service.name=from-attributes"]))
         #expect(named.resource["service.name"] == .string("checkout"))
@@ -59,6 +95,13 @@ import TestSupport
         ("OTEL_RESOURCE_ATTRIBUTES", "team", "key=value"),
         ("OTEL_EXPORTER_OTLP_HEADERS", "api-key=%4", "key=value"),
         ("OTEL_SDK_DISABLED", "maybe", "true or false"),
+        ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json", "http/protobuf"),
+        ("OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL", "grpc", "http/protobuf"),
+        ("OTEL_EXPORTER_OTLP_PROFILES_HEADERS", "tenant", "key=value"),
+        ("OTEL_EXPORTER_OTLP_TIMEOUT", "10s", "milliseconds"),
+        ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "-1", "milliseconds"),
+        ("OTEL_EXPORTER_OTLP_COMPRESSION", "zstd", "gzip or none"),
+        ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "GZIP", "gzip or none"),
     ])
     func badValues(variable: String, value: String, advice: String) {
         var variables = ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"]
@@ -79,8 +122,9 @@ import TestSupport
     @Test("a window becomes a profiles request and, when calls ended in it, a traces request, each to its URL with the headers")
     func eachWindowMakesItsRequests() throws {
         let transport = ScriptedTransport([])
-        let settings = OTLPSettings(tracesURL: "http://c/v1/traces", profilesURL: "http://c/v1development/profiles",
-                                    headers: [("api-key", "k")], resource: OTLPResource([OTLPAttribute("service.name", .string("s"))]))
+        let settings = OTLPSettings(traces: OTLPSignalSettings(url: "http://c/v1/traces", headers: [("api-key", "k")]),
+                                    profiles: OTLPSignalSettings(url: "http://c/v1development/profiles", headers: [("api-key", "k")]),
+                                    resource: OTLPResource([OTLPAttribute("service.name", .string("s"))]))
         let pusher = try OTLPPusher(settings: settings, policy: quick, transport: transport)
         pusher.push(OTLPEncoderTests().profileWithCalls())
         pusher.push(handMadeProfile())
@@ -94,10 +138,32 @@ import TestSupport
         #expect(spans?.count == 4)
     }
 
+    @Test("each signal's request goes with its own headers, timeout and compression: a gzip body says so and unzips to what the official definitions decode")
+    func signalOptionsShapeTheRequests() throws {
+        let transport = ScriptedTransport([])
+        let settings = OTLPSettings(traces: OTLPSignalSettings(url: "http://c/v1/traces", headers: [("x-signal", "traces")],
+                                                               timeout: .milliseconds(1500), compression: .gzip),
+                                    profiles: OTLPSignalSettings(url: "http://c/v1development/profiles", headers: [("x-signal", "profiles")]),
+                                    resource: OTLPResource([OTLPAttribute("service.name", .string("s"))]))
+        // The default policy: requests are held to the longest signal timeout, each to its own.
+        let pusher = try OTLPPusher(settings: settings, transport: transport)
+        let profile = OTLPEncoderTests().profileWithCalls()
+        pusher.push(profile)
+        #expect(pusher.stop(deadline: .seconds(20)).pushed == 2)
+        try #require(transport.requests.count == 2)
+        let (profiles, traces) = (transport.requests[0], transport.requests[1])
+        #expect(profiles.header("x-signal") == "profiles" && profiles.header("Content-Encoding") == nil && profiles.totalTimeoutMilliseconds == 10_000)
+        #expect(traces.header("x-signal") == "traces" && traces.header("Content-Encoding") == "gzip" && traces.totalTimeoutMilliseconds == 1500)
+        #expect(traces.body.starts(with: [0x1f, 0x8b]), "not a gzip member")
+        let spans = try decodedOTLP(try DecodedPprof.gunzip(traces.body), signal: "traces")["spans"] as? [[String: Any]]
+        #expect(spans?.map { $0["name"] as? String } == profile.invocations.map(\.name))
+        #expect((try decodedOTLP(profiles.body, signal: "profiles")["profiles"] as? [[String: Any]])?.isEmpty == false)
+    }
+
     @Test("a caller sent windows after its callee still encloses it: the realtime offset is kept through its ns of noise, and follows a clock step")
     func spansOfDifferentWindowsNest() throws {
         let transport = ScriptedTransport([])
-        let pusher = try OTLPPusher(settings: OTLPSettings(tracesURL: "http://c/v1/traces", profilesURL: nil, resource: OTLPResource()),
+        let pusher = try OTLPPusher(settings: OTLPSettings(traces: OTLPSignalSettings(url: "http://c/v1/traces"), profiles: nil, resource: OTLPResource()),
                                     policy: quick, transport: transport)
         let calls = OTLPEncoderTests().profileWithCalls()
         // Window 1: the callee `parse` ends. Window 2, its realtime offset measured 15 ns larger:
@@ -129,8 +195,8 @@ import TestSupport
     @Test("a collector that refuses the profiles signal does not stop the spans")
     func aRefusedSignalIsCountedAlone() throws {
         let transport = ScriptedTransport([.success(HTTPClientResponse(status: 404, body: Array("404 page not found".utf8)))])
-        let settings = OTLPSettings(tracesURL: "http://c/v1/traces", profilesURL: "http://c/v1development/profiles",
-                                    resource: OTLPResource())
+        let settings = OTLPSettings(traces: OTLPSignalSettings(url: "http://c/v1/traces"),
+                                    profiles: OTLPSignalSettings(url: "http://c/v1development/profiles"), resource: OTLPResource())
         let pusher = try OTLPPusher(settings: settings, policy: quick, transport: transport)
         pusher.push(OTLPEncoderTests().profileWithCalls())
         let counters = pusher.stop(deadline: .seconds(10))

@@ -167,9 +167,11 @@ package enum SessionSettings {
         variable: "STACKSAMPLER_PUSH_QUEUE", option: "--push-queue", noun: "a queue length",
         kind: "a whole number", in: 1...1000, default: 8)
 
-    // OTLP push: OpenTelemetry's own variables, read as its SDKs read them (only http/protobuf).
+    // OTLP push: OpenTelemetry's own variables, read as its SDKs read them (only http/protobuf);
+    // each exporter option also has a variable per signal, which overrides the general one.
 
-    /// The collector's base URL; `/v1/traces` and `/v1development/profiles` are appended.
+    /// The collector's base URL; `/v1/traces` and `/v1development/profiles` are appended (each
+    /// signal's own endpoint, when given, is used instead).
     package static let otlpEndpoint = Setting<String>(
         variable: "OTEL_EXPORTER_OTLP_ENDPOINT", option: "--otlp-endpoint", noun: "an OTLP/HTTP base URL",
         expected: "an http:// or https:// URL such as http://127.0.0.1:4318", parser: { $0 }, accepts: isHTTPURL)
@@ -182,16 +184,26 @@ package enum SessionSettings {
         variable: "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", option: "--otlp-profiles-endpoint", noun: "an OTLP/HTTP profiles URL",
         expected: "a full http:// or https:// URL such as http://127.0.0.1:4318/v1development/profiles", parser: { $0 },
         accepts: isHTTPURL)
-    /// Headers sent with every OTLP request: `key=value,…`, percent-decoded.
-    package static let otlpHeaders = Setting<[(key: String, value: String)]>(
-        variable: "OTEL_EXPORTER_OTLP_HEADERS", option: "--otlp-headers", noun: "a list of headers",
+    /// Headers sent with every OTLP request of a signal: `key=value,…`, percent-decoded.
+    package static let otlpHeaders = OTLPSignalSetting<[(key: String, value: String)]>(
+        name: "HEADERS", option: "headers", noun: "a list of headers",
         expected: "key=value pairs separated by commas, percent-encoded, such as api-key=secret,tenant=a%20b",
         parser: { KeyValueList.parse($0) })
     /// The OTLP transport: only `http/protobuf` is spoken.
-    package static let otlpProtocol = Setting<String>(
-        variable: "OTEL_EXPORTER_OTLP_PROTOCOL", option: "--otlp-protocol", noun: "a protocol the profiler speaks",
+    package static let otlpProtocol = OTLPSignalSetting<String>(
+        name: "PROTOCOL", option: "protocol", noun: "a protocol the profiler speaks",
         expected: "http/protobuf, the only protocol the profiler speaks (not grpc or http/json; a collector's OTLP receiver takes http/protobuf on port 4318)",
         parser: { $0 }, accepts: { $0 == "http/protobuf" })
+    /// The longest one OTLP request of a signal may take: milliseconds, 0 for no limit (OpenTelemetry's Timeout type).
+    package static let otlpTimeout = OTLPSignalSetting<Duration>(
+        name: "TIMEOUT", option: "timeout", noun: "a timeout",
+        expected: "a whole number of milliseconds such as 10000 (0: no limit)", default: .seconds(10),
+        parser: { text in Int(text).map { $0 == 0 ? .milliseconds(Int32.max) : .milliseconds($0) } },
+        accepts: { $0 > .zero })
+    /// How a signal's OTLP request bodies are compressed.
+    package static let otlpCompression = OTLPSignalSetting<OTLPCompression>(
+        name: "COMPRESSION", option: "compression", noun: "a compression", expected: "gzip or none", default: OTLPCompression.none,
+        parser: { OTLPCompression(rawValue: $0) })
     /// The `service.name` resource attribute.
     package static let otelServiceName = Setting<String>(
         variable: "OTEL_SERVICE_NAME", option: "--otel-service-name", noun: "a service name", expected: "a non-empty name",

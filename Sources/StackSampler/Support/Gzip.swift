@@ -1,10 +1,13 @@
 import FileFormatLibraries
 
 /// gzip compression through zlib (loaded privately on first use; libelf depends on it too), for
-/// pprof files.
-enum Gzip {
+/// pprof files and OTLP request bodies.
+package enum Gzip {
+    /// Whether zlib can be loaded: `compress` would stop the process otherwise.
+    package static var isAvailable: Bool { ss_zlib_load() != nil }
+
     /// `bytes` as a gzip member (RFC 1952), at zlib's default level.
-    static func compress(_ bytes: [UInt8]) -> [UInt8] {
+    package static func compress(_ bytes: [UInt8]) -> [UInt8] {
         guard let zlib = ss_zlib_load()?.pointee else { preconditionFailure("libz.so.1 could not be loaded: install zlib1g") }
         var stream = z_stream()
         let windowBitsWithGzipHeader: Int32 = 15 + 16

@@ -1,10 +1,8 @@
-import Glibc
-
 /// The names a runtime gives the code it generates, from `/tmp/perf-PID.map`: one
 /// `START SIZE name` line (hexadecimal, no `0x`) per piece of code, as `node --perf-basic-prof`
 /// or `DOTNET_PerfMapEnabled=1` write them, and perf reads them. The file grows while the
-/// program runs and code freed by the runtime may be reused for other code: a later line wins
-/// over an earlier one that covers the same address.
+/// program runs (`PerfMapFile` reads what is appended) and code freed by the runtime may be
+/// reused for other code: a later line wins over an earlier one that covers the same address.
 struct PerfMap: Sendable {
     /// One line of the file.
     struct Entry: Sendable {
@@ -26,7 +24,14 @@ struct PerfMap: Sendable {
 
     /// Parses the file's text; lines that do not parse are skipped.
     init(text: [UInt8]) {
-        var entries: [Entry] = []
+        entries = []
+        append(text[...])
+    }
+
+    /// Adds the lines of `text` (the file's next lines), newer than every line so far; lines that
+    /// do not parse are skipped.
+    mutating func append(_ text: ArraySlice<UInt8>) {
+        let count = entries.count
         for line in text.split(separator: UInt8(ascii: "\n")) {
             let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: false)
             guard fields.count == 3, let start = Self.hex(fields[0]), let size = Self.hex(fields[1]), size > 0,
@@ -34,26 +39,9 @@ struct PerfMap: Sendable {
             entries.append(Entry(start: start, end: start + size, name: String(decoding: fields[2], as: UTF8.self),
                                  sequence: entries.count))
         }
-        self.entries = entries.sorted { ($0.start, $0.sequence) < ($1.start, $1.sequence) }
-    }
-
-    /// The map process `pid` wrote, if there is one: a regular file owned by this user (anyone may
-    /// write into /tmp), read now. Empty otherwise.
-    static func ofProcess(_ pid: Int32) -> PerfMap {
-        let fd = open("/tmp/perf-\(pid).map", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return PerfMap() }
-        defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid() else { return PerfMap() }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            if count <= 0 { break }
-            bytes += chunk[..<count]
-        }
-        return PerfMap(text: bytes)
+        guard entries.count > count else { return }
+        // The entries before are one sorted run: the (run-merging) sort merges the new ones into it.
+        entries.sort { ($0.start, $0.sequence) < ($1.start, $1.sequence) }
     }
 
     /// The name of the newest entry covering `address`, and where that code starts.

@@ -9,13 +9,16 @@ import Synchronization
 /// read at the first use (not when profiling starts, which may be in a library constructor),
 /// again when an address lies outside every known mapping (at most once per second: code
 /// mapped by dlopen), and afresh for each profile; so is the perf map the program may write
-/// (`/tmp/perf-PID.map`: names of its JIT code). Safe to use from any thread.
+/// (`/tmp/perf-PID.map`: names of its JIT code), of which only what was appended since is
+/// read (`PerfMapFile`). Safe to use from any thread.
 final class SessionSymbols: @unchecked Sendable {
     private static let remapIntervalNanoseconds: UInt64 = 1_000_000_000
     private let lock = Mutex<Void>(())
     private let symbolizer: Symbolizer
     /// When the mappings were last read; 0 before the first use.
     private var readAt: UInt64 = 0
+    /// The perf map of the process (its pid: a forked child's session reads the child's), read as it grows.
+    private var perfMap = (pid: getpid(), file: PerfMapFile(pid: getpid()))
 
     /// A symbolizer with the session's `options`.
     init(options: SymbolOptions) {
@@ -55,7 +58,9 @@ final class SessionSymbols: @unchecked Sendable {
     }
 
     private func remap(at now: UInt64) {
-        symbolizer.remap(.current(), perfMap: .ofProcess(getpid()))
+        let pid = getpid()
+        if perfMap.pid != pid { perfMap = (pid, PerfMapFile(pid: pid)) }
+        symbolizer.remap(.current(), perfMapFile: &perfMap.file)
         readAt = now
     }
 }

@@ -28,14 +28,14 @@ final class Symbolizer {
         self.resolvesLines = options.resolvesLines
     }
 
-    /// Looks addresses up in `modules` and `perfMap` from now on (mappings read again: a module
-    /// loaded or unloaded since, code generated since). Names found so far are forgotten; each
-    /// file's tables stay loaded. Tables of modules no longer mapped are released, so a long-lived
-    /// session that loads and unloads plugins holds the tables of what is mapped now, not of
-    /// everything ever mapped.
-    func remap(_ modules: ModuleMap, perfMap: PerfMap = PerfMap()) {
+    /// Looks addresses up in `modules` and in the perf map with what `perfMapFile` appended since
+    /// (mappings read again: a module loaded or unloaded since, code generated since). Names
+    /// found so far are forgotten; each file's tables stay loaded. Tables of modules no longer
+    /// mapped are released, so a long-lived session that loads and unloads plugins holds the
+    /// tables of what is mapped now, not of everything ever mapped.
+    func remap(_ modules: ModuleMap, perfMapFile: inout PerfMapFile) {
         moduleMap = modules
-        self.perfMap = perfMap
+        perfMapFile.update(&perfMap)
         cache.removeAll(keepingCapacity: true)
         functionStarts.removeAll(keepingCapacity: true)
         let mapped = Set(modules.modules.map(\.path))

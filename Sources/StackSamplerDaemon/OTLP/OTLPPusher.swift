@@ -20,13 +20,15 @@ package final class OTLPPusher: WindowPusher {
     /// Below this, two windows' realtime offsets differ by their measurement's noise, not by a clock change: 1 ms.
     private static let offsetNoise: UInt64 = 1_000_000
 
-    /// Starts the push thread. `transport` makes the requests (a fake one in tests).
-    package init(settings: OTLPSettings, policy: PushPolicy = PushPolicy(), transport: any HTTPTransport = HTTPClient()) throws(PushError) {
+    /// Starts the push thread. `policy` defaults to the usual backoff with the signals' longest
+    /// timeout per request (each request is held to its own signal's); `transport` makes the
+    /// requests (a fake one in tests).
+    package init(settings: OTLPSettings, policy: PushPolicy? = nil, transport: any HTTPTransport = HTTPClient()) throws(PushError) {
         self.settings = settings
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         session = (UInt64(UInt32(bitPattern: getpid())) << 40) ^ (UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec))
-        let collector = [settings.profilesURL, settings.tracesURL].compactMap { $0 }.joined(separator: " and ")
+        let collector = [settings.profiles?.url, settings.traces?.url].compactMap { $0 }.joined(separator: " and ")
         let destination = PushDestination<PendingExport>(
             name: collector, unit: "requests",
             request: { export, timeoutMilliseconds in export.request(settings: settings, timeoutMilliseconds: timeoutMilliseconds) },
@@ -34,7 +36,8 @@ package final class OTLPPusher: WindowPusher {
                 "\(collector) refused an OTLP request (\(reason)); such requests are dropped, not retried: check the endpoint, "
                     + "OTEL_EXPORTER_OTLP_HEADERS, and that the collector takes this signal (profiles need one with the profiles signal on)"
             })
-        thread = try PushThread(destination: destination, queueLength: settings.queueLength, policy: policy, transport: transport)
+        thread = try PushThread(destination: destination, queueLength: settings.queueLength,
+                                policy: policy ?? PushPolicy(requestTimeout: settings.longestTimeout), transport: transport)
     }
 
     /// A pusher with the environment's settings (`OTLPSettings.fromEnvironment`), nil when no
@@ -53,14 +56,14 @@ package final class OTLPPusher: WindowPusher {
     /// Queues `profile` (one window) as a profiles request, and its calls (`invocations`) as a
     /// traces request; returns at once.
     package func push(_ profile: Profile) {
-        if settings.profilesURL != nil { thread.push(PendingExport(.profiles, profile, session: session)) }
+        if settings.profiles != nil { thread.push(PendingExport(.profiles, profile, session: session)) }
         pushCalls(profile.invocations, of: profile)
     }
 
     /// Queues `calls` (ended in the window `profile`, on its monotonic clock and of its threads)
     /// as a traces request; nothing for no call or without a traces endpoint.
     package func pushCalls(_ calls: [Profile.Invocation], of profile: Profile) {
-        guard settings.tracesURL != nil, !calls.isEmpty else { return }
+        guard settings.traces != nil, !calls.isEmpty else { return }
         thread.push(PendingExport(.traces(calls, realtimeOffset: realtimeOffset(of: profile)), profile, session: session))
     }
 
@@ -94,6 +97,14 @@ private final class PendingExport: @unchecked Sendable {
     enum Signal {
         case profiles
         case traces([Profile.Invocation], realtimeOffset: UInt64)
+
+        /// The signal, without its data.
+        var kind: OTLPSignal {
+            switch self {
+            case .profiles: .profiles
+            case .traces: .traces
+            }
+        }
     }
 
     let signal: Signal
@@ -107,22 +118,23 @@ private final class PendingExport: @unchecked Sendable {
         self.session = session
     }
 
-    /// The POST of this request to its signal's URL.
+    /// The POST of this request to its signal's URL, with its signal's headers, compression and
+    /// timeout (at most `timeoutMilliseconds`, what the push thread allows).
     func request(settings: OTLPSettings, timeoutMilliseconds: Int) -> HTTPClientRequest {
-        let url: String
-        switch signal {
-        case .profiles:
-            url = settings.profilesURL ?? ""
-            if body == nil { body = OTLPProfilesEncoder.request(profile, resource: settings.resource, session: session) }
-        case .traces(let calls, let offset):
-            url = settings.tracesURL ?? ""
-            if body == nil {
-                body = OTLPTracesEncoder.request(calls, of: profile, realtimeOffset: offset, resource: settings.resource, session: session)
+        guard let destination = settings[signal.kind] else { preconditionFailure("a \(signal.kind) request was queued without its settings") }
+        if body == nil {
+            let encoded = switch signal {
+            case .profiles: OTLPProfilesEncoder.request(profile, resource: settings.resource, session: session)
+            case .traces(let calls, let offset):
+                OTLPTracesEncoder.request(calls, of: profile, realtimeOffset: offset, resource: settings.resource, session: session)
             }
+            body = destination.compression == .gzip ? Gzip.compress(encoded) : encoded
         }
-        let headers = [(name: "Content-Type", value: "application/x-protobuf"), (name: "User-Agent", value: "stacksampler")] + settings.headers
-        return HTTPClientRequest(method: .post, url: url, headers: headers, body: body ?? [],
-                                 connectTimeoutMilliseconds: min(timeoutMilliseconds, 5000),
-                                 totalTimeoutMilliseconds: timeoutMilliseconds, maxResponseBytes: 1 << 20)
+        var headers = [(name: "Content-Type", value: "application/x-protobuf"), (name: "User-Agent", value: "stacksampler")]
+        if destination.compression == .gzip { headers.append((name: "Content-Encoding", value: "gzip")) }
+        let timeout = min(timeoutMilliseconds, Int(clamping: destination.timeout.wholeNanoseconds / 1_000_000))
+        return HTTPClientRequest(method: .post, url: destination.url, headers: headers + destination.headers, body: body ?? [],
+                                 connectTimeoutMilliseconds: min(timeout, 5000),
+                                 totalTimeoutMilliseconds: timeout, maxResponseBytes: 1 << 20)
     }
 }

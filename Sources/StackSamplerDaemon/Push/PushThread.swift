@@ -21,7 +21,7 @@ struct PushDestination<Payload>: Sendable {
 /// oldest waiting one); a failed attempt is retried after a backoff (`PushPolicy`), up to a number
 /// of attempts; a refusal not worth retrying (a 4xx other than 408 and 429) is said once on stderr
 /// and not retried. `counters` says what was pushed, retried and dropped. `stop(deadline:)`
-/// flushes within a bounded time.
+/// (or `PushStop.all` for several threads at once) flushes within a bounded time.
 final class PushThread<Payload>: PushControl, @unchecked Sendable {
     /// The retry policy.
     let policy: PushPolicy
@@ -81,21 +81,30 @@ final class PushThread<Payload>: PushControl, @unchecked Sendable {
     /// The last failure (no response, or the status and the server's text), nil if none yet.
     var lastError: String? { lock.withLock { lastErrorText } }
 
-    /// Pushes what is queued for at most `deadline` (retrying as usual meanwhile), then gives up:
-    /// payloads still waiting, and the one on its way, are counted in `droppedAtStop`. Returns the
-    /// final counters. Later payloads given to `push` are dropped and counted.
-    func stop(deadline: Duration) -> PushCounters {
-        let end = ss_now_ns() &+ deadline.wholeNanoseconds
+    /// From now on takes no payload, and pushes what is queued until `end` (`ss_now_ns`), retrying as usual meanwhile.
+    func beginStop(until end: UInt64) {
         lock.withLock {
             if stopDeadline == nil { stopDeadline = end }
             lock.broadcast()
-            while !finished && ss_now_ns() < end { lock.wait(until: end) }
         }
-        // Time is up: end the request on its way (libcurl notices within about a second).
+    }
+
+    /// Waits until the thread has finished, or until `limit` (`ss_now_ns`); whether it finished.
+    func waitUntilFinished(before limit: UInt64) -> Bool {
+        lock.withLock {
+            while !finished && ss_now_ns() < limit { lock.wait(until: limit) }
+            return finished
+        }
+    }
+
+    /// Ends the request on its way, if any (libcurl notices within about a second).
+    func cancelRequest() {
         cancellation.cancel()
-        return lock.withLock {
-            let grace = ss_now_ns() &+ 1_500_000_000
-            while !finished && ss_now_ns() < grace { lock.wait(until: grace) }
+    }
+
+    /// Counts what still waits, and what is on its way, as dropped at stop (once); the final counters.
+    func abandon() -> PushCounters {
+        lock.withLock {
             if !finished && !abandoned {
                 abandoned = true
                 schedule.abandon(inFlight: inFlight)

@@ -21,9 +21,23 @@ package protocol PushControl: Sendable {
     var pending: Int { get }
     /// The last failure (no response, or the status and the server's text), nil if none yet.
     var lastError: String? { get }
+    /// From now on takes no payload (later pushes are dropped and counted), and pushes what is
+    /// queued until `end` (`ss_now_ns`), retrying as usual meanwhile.
+    func beginStop(until end: UInt64)
+    /// Waits until the thread has finished, or until `limit` (`ss_now_ns`); whether it finished.
+    func waitUntilFinished(before limit: UInt64) -> Bool
+    /// Ends the request on its way, if any.
+    func cancelRequest()
+    /// Counts what still waits, and what is on its way, as dropped at stop; the final counters.
+    func abandon() -> PushCounters
+}
+
+extension PushControl {
     /// Pushes what is queued for at most `deadline`, then counts the rest as dropped at stop;
-    /// returns the final counters. Later pushes are dropped and counted.
-    func stop(deadline: Duration) -> PushCounters
+    /// returns the final counters (`PushStop.all` of this one). Later pushes are dropped and counted.
+    package func stop(deadline: Duration) -> PushCounters {
+        PushStop.all([self], deadline: deadline)[0]
+    }
 }
 
 extension WindowPusher {
