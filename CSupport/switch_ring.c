@@ -117,6 +117,10 @@ int ss_switch_ring_read(ss_switch_ring *ring, ss_switch *switches, int capacity)
     return count;
 }
 
+int ss_switch_ring_unread(const ss_switch_ring *ring) {
+    return __atomic_load_n(&ring->control->data_head, __ATOMIC_ACQUIRE) != ring->control->data_tail;
+}
+
 void ss_switch_ring_close(ss_switch_ring *ring) {
     if (!ring) return;
     munmap(ring->control, ring->mapped);

@@ -237,6 +237,11 @@ int ss_switch_ring_bound(void);
  *  Call from one thread at a time. */
 int ss_switch_ring_read(ss_switch_ring *ring, ss_switch *switches, int capacity);
 
+/** Whether the ring holds records not read yet: none, and the thread has not been switched in or
+ *  out since the last read (on x86-64, a load after reading memory the thread wrote since it was
+ *  switched in sees its record). */
+int ss_switch_ring_unread(const ss_switch_ring *ring);
+
 /** Unmaps the ring, which ends its event. */
 void ss_switch_ring_close(ss_switch_ring *ring);
 

@@ -10,7 +10,8 @@ import CEngine
 /// are known: a frame whose caller is found through its frame pointer (code built with frame
 /// pointers) ends the walk unless a callee on the stack saved that pointer, and the sample is
 /// then counted as ended early, with the frames found so far. The thread must still be blocked at
-/// the same place, with the same CPU time, after the walk; otherwise the walk is not used.
+/// the same place, with the same CPU time, after the walk (or, for a thread whose context switches are
+/// read, not switched in since); otherwise the walk is not used.
 final class BlockedThreadWalker {
     /// Where a thread is blocked, as the kernel shows it.
     struct Position: Equatable {
@@ -64,8 +65,9 @@ final class BlockedThreadWalker {
     }
 
     /// Looks at `tid`, whose CPU time is `cpu`: if it is blocked, walks its stack into `sample`
-    /// (time `now`) and checks it stayed put meanwhile.
-    func look(at tid: Int32, cpu: Int64, now: UInt64) -> Look {
+    /// (time `now`) and checks it stayed put meanwhile: with `stayedAsleep` (its context switches
+    /// say whether it was switched in since), else by reading where it blocks and its CPU time again.
+    func look(at tid: Int32, cpu: Int64, now: UInt64, stayedAsleep: (() -> Bool)? = nil) -> Look {
         guard let found = Self.position(of: tid) else { return .running }
         guard let before = found else { return .gone }
         pages.initialize(to: ss_page_cache())
@@ -74,7 +76,8 @@ final class BlockedThreadWalker {
         var framePointerSteps: Int32 = 0
         let count = ss_unwind_stack(before.programCounter, before.stackPointer, 0, 0, ss_read_memory_paged, pages,
                                     frames, Int32(capacity), &outcome, &framePointerSteps)
-        guard let after = Self.position(of: tid), after == before, ss_thread_cpu_time_ns(tid) == cpu, count > 0 else { return .unsettled }
+        let settled = if let stayedAsleep { stayedAsleep() } else { Self.position(of: tid) == .some(before) && ss_thread_cpu_time_ns(tid) == cpu }
+        guard settled, count > 0 else { return .unsettled }
         var flags = UInt16(SS_SAMPLE_WITHOUT_SIGNAL)
         if outcome == Int32(SS_WALK_TRUNCATED) { flags |= UInt16(SS_SAMPLE_TRUNCATED) }
         if outcome == Int32(SS_WALK_ENDED_EARLY) { flags |= UInt16(SS_SAMPLE_UNWIND_FAILED) }

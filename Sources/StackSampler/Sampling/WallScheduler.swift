@@ -348,7 +348,9 @@ struct WallScheduler: SamplerSchedule {
     /// walk; found running, the tick waits for a sample; moving while walked, it is lost.
     private mutating func look(at thread: WallThread, cpu: Int64, sleep: UInt64?, at now: UInt64, due: Int,
                                routing: inout SampleRouting) {
-        switch blockedWalker.look(at: thread.tid, cpu: cpu, now: now) {
+        // A thread asleep by its switches stayed so while no switch came since they were read.
+        let ring = sleep == nil ? nil : thread.ring
+        switch blockedWalker.look(at: thread.tid, cpu: cpu, now: now, stayedAsleep: ring.map { ring in { ss_switch_ring_unread(ring) == 0 } }) {
         case .walked:
             var known = WallThread.Known(sample: Sample(blockedWalker.sample), cpu: cpu, reach: Self.unmovedNanoseconds)
             known.sleep = sleep
