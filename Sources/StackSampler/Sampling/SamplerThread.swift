@@ -37,6 +37,8 @@ final class SamplerThread: @unchecked Sendable {
     var windowNanoseconds: UInt64? { window?.nanoseconds }
     /// Windows cut so far (continuous mode).
     private(set) var windowsCut = 0
+    /// The last tick counted: ticks lie on a grid from the loop's start (touched under `loopLock`).
+    private var lastTick: UInt64 = 0
 
     /// A sampler that hands every sample to `consumers` as well as to its own counts; with
     /// `window`, it cuts its counts every `window.nanoseconds` and hands each window to `window.deliver`.
@@ -199,13 +201,14 @@ final class SamplerThread: @unchecked Sendable {
         while !stopRequested.load(ordering: .acquiring), ss_buffer_prefault_next() != 0 {}
         ownTID.store(ss_current_tid(), ordering: .relaxed)
         let interval = schedule.intervalNanoseconds
-        // Ticks lie on a grid from here; a wake counts those since the last one it counted.
-        var lastTick = ss_now_ns()
-        var lastScan = lastTick
+        var lastScan = loopLock.withLock { _ in
+            lastTick = ss_now_ns()
+            return lastTick
+        }
         var windowEnd = startTime &+ (window?.nanoseconds ?? 0)
         while !stopRequested.load(ordering: .acquiring) {
-            let planned = schedule.ticksPerWake
-            let woken = ss_sampler_sleep_until(lastTick &+ UInt64(planned) &* interval)
+            let wakeAt = loopLock.withLock { _ in lastTick &+ UInt64(schedule.ticksPerWake) &* interval }
+            let woken = ss_sampler_sleep_until(wakeAt)
             if woken == Int32(SS_WOKEN_TO_STOP) { break }
             ss_sampler_park_point()
             if woken == Int32(SS_WOKEN_TO_REFRESH) {
@@ -215,22 +218,32 @@ final class SamplerThread: @unchecked Sendable {
                 continue
             }
             let now = ss_now_ns()
-            // Ticks due since the last one: more than planned when this thread was kept off the CPU.
-            let due = max(1, Int((now &- lastTick) / interval))
             ss_module_cache_refresh()
             ss_code_ranges_refresh()
+            let scanning = now &- lastScan >= Self.scanIntervalNanoseconds
             loopLock.withLock { _ in
-                wake(at: now, due: due, late: max(0, due - planned), scanning: now &- lastScan >= Self.scanIntervalNanoseconds)
+                countTicks(upTo: now, scanning: scanning)
                 if let window, now >= windowEnd {
                     cutWindow(at: now, deliver: window.deliver)
                     // The next window ends a whole number of windows after the start; a late wake does not shift them.
                     windowEnd &+= ((now &- windowEnd) / window.nanoseconds + 1) &* window.nanoseconds
                 }
             }
-            if now &- lastScan >= Self.scanIntervalNanoseconds { lastScan = now }
-            lastTick &+= UInt64(due) &* interval
+            if scanning { lastScan = now }
         }
         finalCPUNanoseconds = UInt64(max(0, ss_thread_cpu_time_ns(ss_current_tid())))
+    }
+
+    /// Under `loopLock`: the ticks due since the last one counted (more than the schedule planned
+    /// when this thread was kept off a core: `late`), counted now; with none due, the buffer is
+    /// drained. A request (span, snapshot) calls it too, so that no tick before it is counted
+    /// after it however many ticks a wake counts.
+    private func countTicks(upTo now: UInt64, scanning: Bool) {
+        let interval = schedule.intervalNanoseconds
+        let due = now > lastTick ? Int((now - lastTick) / interval) : 0
+        guard due > 0 else { return drain() }
+        wake(at: now, due: due, late: max(0, due - schedule.ticksPerWake), scanning: scanning)
+        lastTick &+= UInt64(due) &* interval
     }
 
     /// One wake of the loop: drain, scan when due, the mode's work, and the consumers' turn.
@@ -248,9 +261,9 @@ final class SamplerThread: @unchecked Sendable {
         for consumer in routing.consumers { consumer.woke(at: now, threads: routing.aggregator.threads, losses: losses) }
     }
 
-    /// Drains the buffer and has the schedule count what it kept for later: the counts are whole.
+    /// Counts the ticks due and has the schedule count what it kept for later: the counts are whole.
     private func drainAndSettle() {
-        drain()
+        countTicks(upTo: ss_now_ns(), scanning: false)
         schedule.settle(routing: &routing)
     }
 

@@ -23,8 +23,12 @@ struct ThreadScan {
     private var attachedBuffer = [Int32](repeating: 0, count: 256)
     /// Threads a scan attached. The others were attached by the pthread_create hook and detach
     /// themselves as they end, so their tid can come back only with a timer of its own: only
-    /// these need the orphaned-timer check (a descriptor's fstat and ioctl for each, per scan).
+    /// these need the orphaned-timer check at every scan (a descriptor's fstat and ioctl for
+    /// each); every thread gets it every `fullOrphanCheckNanoseconds`, for a hooked thread that
+    /// could not detach (the program took every pthread key, or left by a raw exit).
     private var attachedByScan: Set<Int32> = []
+    private static let fullOrphanCheckNanoseconds: UInt64 = 2_000_000_000
+    private var lastFullOrphanCheck: UInt64 = 0
 
     /// The threads the engine samples now.
     mutating func attachedThreads() -> ArraySlice<Int32> {
@@ -53,7 +57,9 @@ struct ThreadScan {
         // to the aggregator only.
         // A tid reused before this scan by a thread that bypassed the pthread_create hook still
         // has the exited thread's timer, which never fires: the new thread starts afresh.
-        let reused = attachedByScan.intersection(attached).intersection(live).filter { ss_thread_timer_orphaned($0) != 0 }
+        let checkAll = now &- lastFullOrphanCheck >= Self.fullOrphanCheckNanoseconds
+        if checkAll { lastFullOrphanCheck = now }
+        let reused = (checkAll ? attached : attachedByScan.intersection(attached)).intersection(live).filter { ss_thread_timer_orphaned($0) != 0 }
         let ended = Array(attached.union(routing.aggregator.liveThreadIDs).subtracting(live).union(reused))
         for tid in ended {
             ss_thread_detach(tid)

@@ -47,8 +47,8 @@ struct WallScheduler: SamplerSchedule {
     /// engine's buffer at the pace of the counters' samples on every core.
     private let maximumTicksPerWake: Int
     private var calmWakes = 0
-    /// Whether a ring was handed over at this wake (one at most per wake).
-    private var ringMovedThisWake = false
+    /// Whether a ring was looked for at this wake (one lent at most per wake, one search).
+    private var ringSoughtThisWake = false
     /// A thread asleep at least this long, its stack walked, gives its ring to a thread without
     /// one that runs (when the rings are all taken): a sleeper without a ring costs a CPU-time
     /// read per tick, a running thread without one a look through `/proc`.
@@ -138,9 +138,9 @@ struct WallScheduler: SamplerSchedule {
     mutating func wake(at now: UInt64, due: Int, late: Int, threads attached: ArraySlice<Int32>, routing: inout SampleRouting,
                        stopRequested: () -> Bool) {
         missedTicks += late
-        ringMovedThisWake = false
-        var guessWouldGrow = false
-        defer { adaptTicksPerWake(calm: !guessWouldGrow) }
+        ringSoughtThisWake = false
+        var guessed = false
+        defer { adaptTicksPerWake(calm: !guessed) }
         for tid in attached {
             // A stop asked for meanwhile: the thread that asked waits for the sampler thread,
             // and its stack there is the profiler's own, not the program's.
@@ -155,9 +155,7 @@ struct WallScheduler: SamplerSchedule {
                 continue
             }
             if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
-                // Its late ticks get the stack found now: never more of them than a late wake brings.
-                guessWouldGrow = true
-                lookUnknown(thread, at: now, due: due, routing: &routing)
+                if lookUnknown(thread, at: now, due: due, late: late, routing: &routing) { guessed = true }
                 continue
             }
             payOwed(thread, routing: &routing)
@@ -189,7 +187,7 @@ struct WallScheduler: SamplerSchedule {
                         look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing)
                     } else {
                         skippedTicks += 1 // a sleep that ended before the sampler could walk it
-                        guessWouldGrow = true
+                        guessed = true
                     }
                 case .onCore, .preempted: tick(thread, cpu: cpu - running, at: time, ticks: 1, routing: &routing)
                 case .unknown: skippedTicks += 1
@@ -246,46 +244,57 @@ struct WallScheduler: SamplerSchedule {
         return (then, running)
     }
 
-    /// A thread whose switches are not known: looked at through `/proc` now, and its late ticks
-    /// counted with what is found.
-    private mutating func lookUnknown(_ thread: WallThread, at now: UInt64, due: Int, routing: inout SampleRouting) {
+    /// A thread whose switches are not known: unmoved since its stack was counted, its ticks are
+    /// owed (exact); else it is looked at through `/proc` now, and the tick now and the `late`
+    /// ones are counted with what is found, as a late wake's always were; the other ticks of a
+    /// wake that planned several are counted lost, not guessed. Returns whether it moved.
+    private mutating func lookUnknown(_ thread: WallThread, at now: UInt64, due: Int, late: Int,
+                                      routing: inout SampleRouting) -> Bool {
         let cpu = ss_thread_cpu_time_ns(thread.tid)
-        // Unmoved since its stack was counted: its ticks are owed, as a walked sleeper's are.
         if cpu >= 0, thread.pending.isEmpty, thread.samples.isEmpty, thread.counted, let known = thread.known,
            cpu - known.cpu < Self.unmovedNanoseconds {
             owe(thread, due, at: now, routing: &routing)
-            return
+            return false
         }
         payOwed(thread, routing: &routing)
         takeSamples(of: thread, upTo: .max, routing: &routing)
-        guard cpu >= 0 else { return }
+        guard cpu >= 0 else { return true }
+        let counted = min(due, late + 1)
+        skippedTicks += due - counted
         if thread.pending.isEmpty, let known = thread.known, cpu - known.cpu < Self.unmovedNanoseconds {
-            count(thread, known: known, at: now, ticks: due, routing: &routing)
+            count(thread, known: known, at: now, ticks: counted, routing: &routing)
         } else {
-            look(at: thread, cpu: cpu, sleep: nil, at: now, due: due, routing: &routing)
+            look(at: thread, cpu: cpu, sleep: nil, at: now, due: counted, routing: &routing)
             if thread.ring == nil { lendRing(to: thread, at: now, routing: &routing) }
         }
+        return true
     }
 
-    /// `runner`, a thread without a ring that has run, gets the ring of a thread asleep for
-    /// `longSleepNanoseconds` whose sleep's stack is known (it is counted after that as a thread
-    /// without a ring: unmoved, its known stack), when every ring is taken; one per wake.
+    /// `runner`, a thread without a ring that has run, gets one: a free one (a thread that had one
+    /// ended), else the ring of a thread asleep for `longSleepNanoseconds` whose sleep's stack is
+    /// known and whose ring has nothing unread (it is counted after that as a thread without a
+    /// ring: unmoved, its known stack; it gets a ring back if the runner's cannot be opened).
+    /// One search per wake.
     private mutating func lendRing(to runner: WallThread, at now: UInt64, routing: inout SampleRouting) {
-        guard !ringMovedThisWake, ringsOpen >= maximumRings else { return }
-        let sleeper = threads.values.first { thread in
-            guard thread.ring != nil, case .asleep(let since) = thread.place, thread.known?.sleep == since,
-                  thread.pending.isEmpty, thread.samples.isEmpty else { return false }
-            return now &- since >= Self.longSleepNanoseconds
+        guard !ringSoughtThisWake else { return }
+        ringSoughtThisWake = true
+        var lender: WallThread?
+        if ringsOpen >= maximumRings {
+            lender = threads.values.first { thread in
+                guard let ring = thread.ring, case .asleep(let since) = thread.place, thread.known?.sleep == since,
+                      thread.pending.isEmpty, thread.samples.isEmpty, ss_switch_ring_unread(ring) == 0 else { return false }
+                return now &- since >= Self.longSleepNanoseconds
+            }
+            guard let sleeper = lender, let ring = sleeper.ring else { return }
+            payOwed(sleeper, routing: &routing)
+            ss_switch_ring_close(ring)
+            ringsOpen -= 1
+            sleeper.ring = nil
+            sleeper.place = .unknown
         }
-        guard let sleeper, let ring = sleeper.ring else { return }
-        ringMovedThisWake = true
-        payOwed(sleeper, routing: &routing)
-        ss_switch_ring_close(ring)
-        ringsOpen -= 1
-        sleeper.ring = nil
-        sleeper.place = .unknown
         runner.ringTried = false
         _ = state(of: runner.tid, watched: true)
+        if runner.ring == nil, let sleeper = lender { sleeper.ringTried = false }
     }
 
     /// The state kept for `tid`, made the first time; its ring is opened the first time the
@@ -348,9 +357,12 @@ struct WallScheduler: SamplerSchedule {
     /// walk; found running, the tick waits for a sample; moving while walked, it is lost.
     private mutating func look(at thread: WallThread, cpu: Int64, sleep: UInt64?, at now: UInt64, due: Int,
                                routing: inout SampleRouting) {
-        // A thread asleep by its switches stayed so while no switch came since they were read.
+        // A thread asleep by its switches stayed so while no switch came since they were read (and
+        // its CPU time did not move: a tid reused before the scan saw its thread end has a ring
+        // that never gets another record).
         let ring = sleep == nil ? nil : thread.ring
-        switch blockedWalker.look(at: thread.tid, cpu: cpu, now: now, stayedAsleep: ring.map { ring in { ss_switch_ring_unread(ring) == 0 } }) {
+        let stayedAsleep = ring.map { ring in { ss_switch_ring_unread(ring) == 0 && ss_thread_cpu_time_ns(thread.tid) == cpu } }
+        switch blockedWalker.look(at: thread.tid, cpu: cpu, now: now, stayedAsleep: stayedAsleep) {
         case .walked:
             var known = WallThread.Known(sample: Sample(blockedWalker.sample), cpu: cpu, reach: Self.unmovedNanoseconds)
             known.sleep = sleep
