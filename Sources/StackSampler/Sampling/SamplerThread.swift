@@ -62,6 +62,8 @@ final class SamplerThread: @unchecked Sendable {
     func start(at startTime: UInt64) throws(ProfilerError) {
         self.startTime = startTime
         countsStart = (startTime, counters())
+        // Before the loop runs: a request that comes first counts ticks from here, not from zero.
+        lastTick = ss_now_ns()
         ss_async_stacks_enable(configuration.asyncStacks ? 1 : 0)
         _ = scan.scan(initial: true, own: ownThreads(), at: ss_now_ns(), routing: &routing)
         ss_sampler_sleep_reset()
@@ -201,10 +203,7 @@ final class SamplerThread: @unchecked Sendable {
         while !stopRequested.load(ordering: .acquiring), ss_buffer_prefault_next() != 0 {}
         ownTID.store(ss_current_tid(), ordering: .relaxed)
         let interval = schedule.intervalNanoseconds
-        var lastScan = loopLock.withLock { _ in
-            lastTick = ss_now_ns()
-            return lastTick
-        }
+        var lastScan = loopLock.withLock { _ in lastTick }
         var windowEnd = startTime &+ (window?.nanoseconds ?? 0)
         while !stopRequested.load(ordering: .acquiring) {
             let wakeAt = loopLock.withLock { _ in lastTick &+ UInt64(schedule.ticksPerWake) &* interval }

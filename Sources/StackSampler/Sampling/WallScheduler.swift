@@ -47,6 +47,10 @@ struct WallScheduler: SamplerSchedule {
     /// engine's buffer at the pace of the counters' samples on every core.
     private let maximumTicksPerWake: Int
     private var calmWakes = 0
+    /// The shortest sleep the switches showed in this second and in the one before (ns): a wake
+    /// may come after at most half of it, so that a wake falls inside every such sleep and it
+    /// is walked.
+    private var shortestSleep: (thisSecond: UInt64, lastSecond: UInt64, secondStart: UInt64) = (.max, .max, 0)
     /// Whether a ring was looked for at this wake (one lent at most per wake, one search).
     private var ringSoughtThisWake = false
     /// A thread asleep at least this long, its stack walked, gives its ring to a thread without
@@ -140,6 +144,9 @@ struct WallScheduler: SamplerSchedule {
         missedTicks += late
         ringSoughtThisWake = false
         var guessed = false
+        if now &- shortestSleep.secondStart >= 1_000_000_000 {
+            shortestSleep = (.max, shortestSleep.thisSecond, now)
+        }
         defer { adaptTicksPerWake(calm: !guessed) }
         for tid in attached {
             // A stop asked for meanwhile: the thread that asked waits for the sampler thread,
@@ -148,6 +155,7 @@ struct WallScheduler: SamplerSchedule {
             let thread = state(of: tid, watched: true)
             let before = thread.place
             let records = readSwitches(of: thread)
+            noteSleeps(from: before, records: records)
             // Asleep since a sleep already walked: nothing to read, and its ticks owed, counted
             // in one step later (`payOwed`).
             if records.isEmpty, case .asleep(let since) = before, thread.known?.sleep == since {
@@ -199,9 +207,10 @@ struct WallScheduler: SamplerSchedule {
 
     /// After a wake: one tick per wake while a sleep ended before it could be walked or a
     /// thread's switches were not known (its ticks would be counted with the stack found at the
-    /// wake); after `calmWakesToGrow` calm wakes in a row, twice as many, up to the maximum. A
-    /// thread's switches carry the time of each, so counting several ticks at one wake loses
-    /// nothing else: the wake costs the same for one tick as for ten.
+    /// wake); after `calmWakesToGrow` calm wakes in a row, twice as many, up to the maximum, and
+    /// never more than half the shortest sleep seen in the last second or two (so that a wake
+    /// falls inside each sleep that long). A thread's switches carry the time of each, so counting
+    /// several ticks at one wake loses nothing else: the wake costs the same for one tick as for ten.
     private mutating func adaptTicksPerWake(calm: Bool) {
         guard calm else {
             ticksPerWake = 1
@@ -212,6 +221,24 @@ struct WallScheduler: SamplerSchedule {
         if calmWakes >= Self.calmWakesToGrow {
             ticksPerWake = min(maximumTicksPerWake, ticksPerWake * 2)
             calmWakes = 0
+        }
+        let shortest = min(shortestSleep.thisSecond, shortestSleep.lastSecond)
+        ticksPerWake = max(1, min(ticksPerWake, Int(min(shortest / (2 * intervalNanoseconds), UInt64(maximumTicksPerWake)))))
+    }
+
+    /// Notes the length of each sleep that ended in `records` (a thread's switches since `before`).
+    private mutating func noteSleeps(from before: WallThread.Place, records: [ss_switch]) {
+        var sleepStart: UInt64? = if case .asleep(let since) = before { since } else { nil }
+        for record in records {
+            switch record.kind {
+            case SS_SWITCH_OUT_BLOCKED: sleepStart = record.time_ns
+            case SS_SWITCH_IN:
+                if let start = sleepStart, record.time_ns > start {
+                    shortestSleep.thisSecond = min(shortestSleep.thisSecond, record.time_ns - start)
+                }
+                sleepStart = nil
+            default: sleepStart = nil
+            }
         }
     }
 
