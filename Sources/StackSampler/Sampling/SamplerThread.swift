@@ -89,7 +89,8 @@ final class SamplerThread: @unchecked Sendable {
         pthread_join(handle, nil)
         ss_engine_stop()
         drain()
-        schedule.finishing(routing: &routing)
+        let stopped = ss_now_ns()
+        schedule.finishing(unseenTicks: stopped > lastTick ? Int((stopped - lastTick) / schedule.intervalNanoseconds) : 0, routing: &routing)
         let losses = lossCounters().losses(of: routing.aggregator, since: countsStart.counters.losses)
         for consumer in routing.consumers {
             consumer.finish(durationNanoseconds: ss_now_ns() &- startTime, threads: routing.aggregator.threads, losses: losses)

@@ -119,8 +119,11 @@ struct WallScheduler: SamplerSchedule {
         thread.paid()
     }
 
-    /// Every thread's samples and ticks are taken in, and every ring is closed.
-    mutating func finishing(routing: inout SampleRouting) {
+    /// Every thread's samples and ticks are taken in, every ring is closed, and the ticks of each
+    /// watched thread since the last wake are counted lost (the thread that stops the session
+    /// waits for the sampler: its stack there is the profiler's own, and the others are not looked at).
+    mutating func finishing(unseenTicks: Int, routing: inout SampleRouting) {
+        skippedTicks += unseenTicks * threads.values.filter(\.ringTried).count
         for tid in threads.keys.sorted() {
             threadEnding(tid, routing: &routing)
             threadEnded(tid)
