@@ -87,11 +87,16 @@ extension EndToEnd {
         /// set the whole one, so a counter whose first period was a few tens of µs overflowed again
         /// before the first signal arrived: those leftovers over-counted short threads (+21 and +26 %
         /// here before they were dropped). At 1 ms, 30,000 threads of about 70 µs (50 µs asked, plus
-        /// the clock reads) give about 2,000 samples: ±10 % is 4.5 standard deviations.
-        @Test("30,000 threads of 50 µs get churn_fn samples within 10 % of their CPU / period (cpu, perf engine, 1 ms)")
+        /// the clock reads) give about 2,000 samples: +10 % is 4.5 standard deviations. The
+        /// counters count user space only, and a thread's CPU time also holds its start and exit in
+        /// the kernel, whose share grows when other processes keep the cores busy: alone the ratio
+        /// is 0.95-1.04, in two full suites run in parallel on the 2 cores it was 0.83 and 0.59. So
+        /// no more than its CPU allows is the tight bound, and the lower one only says the samples
+        /// are there.
+        @Test("30,000 threads of 50 µs get churn_fn samples no more than 10 % over their CPU / period (cpu, perf engine, 1 ms)")
         func shortThreadsAreNotOverCounted() throws {
             let share = try Self.churnShare(threads: 30_000, microseconds: 50, periodMilliseconds: 1, engine: "perf")
-            #expect(abs(share.ratio - 1) <= 0.1, "\(share.detail)")
+            #expect(share.ratio <= 1.1 && share.ratio >= 0.4, "\(share.detail)")
         }
 
         /// The profiler takes one thread-specific key, as its first thread starts (the ledger's bound);
