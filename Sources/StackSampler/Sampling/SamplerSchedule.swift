@@ -26,15 +26,19 @@ protocol SamplerSchedule {
     /// The counts are about to be read (a window, a span, a snapshot): ticks kept to be counted
     /// later are counted now.
     mutating func settle(routing: inout SampleRouting)
-    /// The session ends, every sample drained: what the threads still owe is counted, and the
-    /// `unseenTicks` due since the last wake (the stop came first) are counted lost.
-    mutating func finishing(unseenTicks: Int, routing: inout SampleRouting)
+    /// The session ends, every sample drained and every tick up to the stop counted: what the
+    /// threads still owe is counted.
+    mutating func finishing(routing: inout SampleRouting)
+    /// The session starts: `threads`, attached before it, are watched from now (their ticks
+    /// before a thread is watched cannot be known).
+    mutating func watch(_ threads: ArraySlice<Int32>)
 }
 
 extension SamplerSchedule {
     var ticksPerWake: Int { 1 }
     mutating func threadEnding(_ tid: Int32, routing: inout SampleRouting) {}
-    mutating func finishing(unseenTicks: Int, routing: inout SampleRouting) {}
+    mutating func finishing(routing: inout SampleRouting) {}
+    mutating func watch(_ threads: ArraySlice<Int32>) {}
     mutating func settle(routing: inout SampleRouting) {}
 
     mutating func route(_ sample: Sample, into routing: inout SampleRouting) {

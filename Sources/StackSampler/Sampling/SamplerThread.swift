@@ -66,6 +66,7 @@ final class SamplerThread: @unchecked Sendable {
         lastTick = ss_now_ns()
         ss_async_stacks_enable(configuration.asyncStacks ? 1 : 0)
         _ = scan.scan(initial: true, own: ownThreads(), at: ss_now_ns(), routing: &routing)
+        schedule.watch(scan.attachedThreads())
         ss_sampler_sleep_reset()
         ss_sampler_arriving()
         let context = Unmanaged.passRetained(self).toOpaque()
@@ -84,13 +85,16 @@ final class SamplerThread: @unchecked Sendable {
     /// Stops the loop, disarms the engine and returns everything counted up to `end` (in
     /// continuous mode, since the last window).
     func finish(at end: UInt64) -> CountedSpan {
+        // The session's last tick: after it, the thread that stops it runs the profiler's code.
+        let stopAsked = ss_now_ns()
         stopRequested.store(true, ordering: .releasing)
         ss_sampler_wake()
         pthread_join(handle, nil)
+        let attached = scan.attachedThreads() // none once the engine has stopped
         ss_engine_stop()
-        drain()
-        let stopped = ss_now_ns()
-        schedule.finishing(unseenTicks: stopped > lastTick ? Int((stopped - lastTick) / schedule.intervalNanoseconds) : 0, routing: &routing)
+        // The ticks since the last wake (up to ten milliseconds of them) are counted as a wake would.
+        countTicks(upTo: stopAsked, scanning: false, stoppedWith: attached)
+        schedule.finishing(routing: &routing)
         let losses = lossCounters().losses(of: routing.aggregator, since: countsStart.counters.losses)
         for consumer in routing.consumers {
             consumer.finish(durationNanoseconds: ss_now_ns() &- startTime, threads: routing.aggregator.threads, losses: losses)
@@ -238,24 +242,27 @@ final class SamplerThread: @unchecked Sendable {
     /// when this thread was kept off a core: `late`), counted now; with none due, the buffer is
     /// drained. A request (span, snapshot) calls it too, so that no tick before it is counted
     /// after it however many ticks a wake counts.
-    private func countTicks(upTo now: UInt64, scanning: Bool) {
+    /// `stoppedWith`: the sampler thread has ended, the stop was asked at `now` and these threads
+    /// were attached then; the ticks are counted all the same (none is late).
+    private func countTicks(upTo now: UInt64, scanning: Bool, stoppedWith attachedAtStop: ArraySlice<Int32>? = nil) {
         let interval = schedule.intervalNanoseconds
         let due = now > lastTick ? Int((now - lastTick) / interval) : 0
         guard due > 0 else { return drain() }
-        wake(at: now, due: due, late: max(0, due - schedule.ticksPerWake), scanning: scanning)
+        wake(at: now, due: due, late: attachedAtStop == nil ? max(0, due - schedule.ticksPerWake) : 0, scanning: scanning,
+             stoppedWith: attachedAtStop)
         lastTick &+= UInt64(due) &* interval
     }
 
     /// One wake of the loop: drain, scan when due, the mode's work, and the consumers' turn.
-    private func wake(at now: UInt64, due: Int, late: Int, scanning: Bool) {
+    private func wake(at now: UInt64, due: Int, late: Int, scanning: Bool, stoppedWith attachedAtStop: ArraySlice<Int32>?) {
         drain()
         if scanning {
             let ended = scan.scan(initial: false, own: ownThreads(), at: now, routing: &routing,
                                   ending: { self.schedule.threadEnding($0, routing: &$1) })
             for tid in ended { schedule.threadEnded(tid) }
         }
-        schedule.wake(at: now, due: due, late: late, threads: scan.attachedThreads(), routing: &routing,
-                      stopRequested: { self.stopRequested.load(ordering: .acquiring) })
+        schedule.wake(at: now, due: due, late: late, threads: attachedAtStop ?? scan.attachedThreads(), routing: &routing,
+                      stopRequested: { attachedAtStop == nil && self.stopRequested.load(ordering: .acquiring) })
         guard !routing.consumers.isEmpty else { return }
         let losses = lossCounters().losses(of: routing.aggregator, since: countsStart.counters.losses)
         for consumer in routing.consumers { consumer.woke(at: now, threads: routing.aggregator.threads, losses: losses) }

@@ -119,15 +119,18 @@ struct WallScheduler: SamplerSchedule {
         thread.paid()
     }
 
-    /// Every thread's samples and ticks are taken in, every ring is closed, and the ticks of each
-    /// watched thread since the last wake are counted lost (the thread that stops the session
-    /// waits for the sampler: its stack there is the profiler's own, and the others are not looked at).
-    mutating func finishing(unseenTicks: Int, routing: inout SampleRouting) {
-        skippedTicks += unseenTicks * threads.values.filter(\.ringTried).count
+    /// Every thread's samples and ticks are taken in, and every ring is closed.
+    mutating func finishing(routing: inout SampleRouting) {
         for tid in threads.keys.sorted() {
             threadEnding(tid, routing: &routing)
             threadEnded(tid)
         }
+    }
+
+    /// Opens the threads' rings now, before the first wake: a thread's ticks before its ring is
+    /// open are lost, and the first wake may come tens of milliseconds after the start.
+    mutating func watch(_ threads: ArraySlice<Int32>) {
+        for tid in threads { _ = state(of: tid, watched: true) }
     }
 
     mutating func threadEnded(_ tid: Int32) {
@@ -184,6 +187,7 @@ struct WallScheduler: SamplerSchedule {
                 // Before its ring was open, where it was is not known.
                 guard time >= thread.watchedSince else {
                     skippedTicks += 1
+                    guessed = true // a new thread: the next one's first ticks are lost at one wake's length
                     continue
                 }
                 // Its CPU time at the tick: less what it ran since (asleep then, a sample taken after
