@@ -32,6 +32,8 @@ struct WallScheduler: SamplerSchedule {
     /// A sleeping thread's owed ticks are counted at least this often (so that invocations and
     /// stalls see the sleep go on).
     private static let longestOwedNanoseconds: UInt64 = 100_000_000
+    /// A thread's CPU time read in longer than this is read again (`cpuTime(of:)`).
+    private static let cpuReadSlack: UInt64 = 20_000
     /// Calm wakes (no sleep missed, every thread's switches known) before the ticks per wake double.
     private static let calmWakesToGrow = 4
 
@@ -159,24 +161,41 @@ struct WallScheduler: SamplerSchedule {
             // and its stack there is the profiler's own, not the program's.
             if stopRequested() { return }
             let thread = state(of: tid, watched: true)
-            let before = thread.place
-            let records = readSwitches(of: thread)
-            noteSleeps(from: before, records: records)
-            // Asleep since a sleep already walked: nothing to read, and its ticks owed, counted
-            // in one step later (`payOwed`).
-            if records.isEmpty, case .asleep(let since) = before, thread.known?.sleep == since {
+            // Asleep since a sleep already walked, and no switch since: its ticks owed, counted in
+            // one step later (`payOwed`). The common case of a program of many threads, first.
+            if case .asleep(let since) = thread.place, thread.knownSleep == since, let ring = thread.ring,
+               ss_switch_ring_unread(ring) == 0 {
                 owe(thread, due, at: now, routing: &routing)
                 continue
             }
+            let before = thread.place
+            let ringRead = ss_now_ns()
+            var records = readSwitches(of: thread)
+            noteSleeps(from: before, records: records)
             if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
                 if lookUnknown(thread, at: now, due: due, late: late, routing: &routing) { guessed = true }
                 continue
             }
             payOwed(thread, routing: &routing)
-            // Its CPU time now, and when: the ticks' CPU times are that less its time on a core since.
-            let cpu = thread.place == .preempted && before == .preempted && records.isEmpty && thread.cpuAtLastTick >= 0
-                ? thread.cpuAtLastTick : ss_thread_cpu_time_ns(tid)
-            let read = ss_now_ns()
+            // Its CPU time at a known moment: the ticks' CPU times are that less its time on a core
+            // from each tick to that moment. Preempted at the last tick and no switch since: its CPU
+            // time then, until the ring was read. Else read now, and the ring read again after it,
+            // so that every switch up to that moment is counted (a thread preempted after the first
+            // read would be taken as running until now: its ticks given earlier stacks).
+            let cpu: Int64, read: UInt64
+            if thread.place == .preempted && before == .preempted && records.isEmpty && thread.cpuAtLastTick >= 0 {
+                (cpu, read) = (thread.cpuAtLastTick, ringRead)
+            } else {
+                (cpu, read) = Self.cpuTime(of: tid)
+                let placeBefore = thread.place
+                let later = readSwitches(of: thread)
+                noteSleeps(from: placeBefore, records: later)
+                if later.contains(where: { $0.kind == SS_SWITCH_LOST }) {
+                    if lookUnknown(thread, at: now, due: due, late: late, routing: &routing) { guessed = true }
+                    continue
+                }
+                records += later
+            }
             guard cpu >= 0 else {
                 skippedTicks += due  // gone: its ticks are counted lost, not dropped
                 continue
@@ -256,8 +275,22 @@ struct WallScheduler: SamplerSchedule {
         thread.samples.removeFirst(due.count)
     }
 
+    /// The thread's CPU time and a moment it was read at (the moment before the read: it is at
+    /// most the read's length ahead of the CPU time then); read again, up to twice, if the read
+    /// took longer than `cpuReadSlack` (the sampler thread lost its core meanwhile).
+    private static func cpuTime(of tid: Int32) -> (cpu: Int64, at: UInt64) {
+        var attempt = 0
+        while true {
+            let before = ss_now_ns()
+            let cpu = ss_thread_cpu_time_ns(tid)
+            attempt += 1
+            if cpu < 0 || ss_now_ns() &- before <= cpuReadSlack || attempt == 3 { return (cpu, before) }
+        }
+    }
+
     /// Where a thread was at `time`, from where it was before `records` (its switches since
-    /// the last tick, oldest first), and how long it was on a core from then until `end`.
+    /// the last tick, oldest first, up to `end` and maybe after it), and how long it was on a
+    /// core from then until `end`.
     private static func place(at time: UInt64, from before: WallThread.Place, records: [ss_switch], until end: UInt64)
         -> (WallThread.Place, Int64) {
         var place = before
@@ -269,7 +302,7 @@ struct WallScheduler: SamplerSchedule {
         let then = place
         var running: Int64 = 0
         var from = time
-        for record in records[index...] {
+        for record in records[index...] where record.time_ns <= end {
             if place == .onCore { running += Int64(record.time_ns &- from) }
             from = record.time_ns
             place = WallThread.Place(record)
@@ -315,7 +348,7 @@ struct WallScheduler: SamplerSchedule {
         var lender: WallThread?
         if ringsOpen >= maximumRings {
             lender = threads.values.first { thread in
-                guard let ring = thread.ring, case .asleep(let since) = thread.place, thread.known?.sleep == since,
+                guard let ring = thread.ring, case .asleep(let since) = thread.place, thread.knownSleep == since,
                       thread.pending.isEmpty, thread.samples.isEmpty, ss_switch_ring_unread(ring) == 0 else { return false }
                 return now &- since >= Self.longSleepNanoseconds
             }
@@ -335,6 +368,7 @@ struct WallScheduler: SamplerSchedule {
     /// thread is `watched` (a tick for an attached thread), never for a sample alone, which may
     /// be drained after its thread ended (its tid then free for another process's thread).
     private mutating func state(of tid: Int32, watched: Bool) -> WallThread {
+        if let thread = threads[tid], !watched || thread.ringTried { return thread }
         let thread = threads[tid] ?? WallThread(tid: tid)
         threads[tid] = thread
         guard watched, !thread.ringTried else { return thread }
@@ -505,6 +539,8 @@ final class WallThread {
     var cpuAtLastTick: Int64 = -1
     /// The newest known stack (set by `know`).
     private(set) var known: Known?
+    /// The sleep `known` was walked in, if any (read without copying `known`).
+    private(set) var knownSleep: UInt64?
     /// Whether `known` has been counted once (then it is the aggregator's last stack of the thread).
     var counted = false
     /// Ticks waiting for a sample, oldest first.
@@ -531,6 +567,7 @@ final class WallThread {
     /// `stack` is the newest known stack, not counted yet.
     func know(_ stack: Known) {
         known = stack
+        knownSleep = stack.sleep
         counted = false
     }
 }
