@@ -25,6 +25,7 @@ extension EndToEnd {
             }
             try #require(victim > 0, "the program never started")
             Thread.sleep(forTimeInterval: 2.0)
+            let cpuSeconds = try Self.cpuSeconds(of: victim)
             kill(victim, SIGKILL)
             cli.waitUntilExit()
             let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -33,9 +34,20 @@ extension EndToEnd {
             #expect(message.contains("killed by signal 9"), "\(message)")
             let profile = try FoldedProfile(contentsOf: output)
             let work = profile.inclusiveCount { $0 == "victim_work" }
-            // About 200 samples in 2 s of CPU at 100 Hz, less the last flush interval (250 ms)
-            // and whatever CPU the loaded machine gave it: 80 leaves a wide margin.
-            #expect(work >= 80, "\(work) samples in victim_work: \(message)")
+            // A sample per 10 ms of the CPU it used (at most 2 s; less on a loaded machine), less
+            // what it used after the last flush (at most 250 ms of it): half of that leaves a wide margin.
+            let expected = cpuSeconds * 100
+            #expect(work >= 10 && Double(work) >= 0.5 * expected - 25,
+                    "\(work) samples in victim_work, which used \(cpuSeconds) s of CPU: \(message)")
+        }
+
+        /// The CPU time process `pid` has used (user and system, from /proc/PID/stat), in seconds.
+        static func cpuSeconds(of pid: pid_t) throws -> Double {
+            let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+            // The fields after the command's closing parenthesis: state is the first, utime the 12th, stime the 13th.
+            let fields = try #require(stat.split(separator: ")").last?.split(separator: " "))
+            let ticks = try #require(Double(fields[11])) + (try #require(Double(fields[12])))
+            return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
         }
 
         @Test("_exit, abort and SIGSEGV: profile rebuilt, status propagated",
