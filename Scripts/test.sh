@@ -20,8 +20,8 @@ else
 fi
 # Setup installs every tool the tests use, so nothing should skip; say so if something did, with
 # each test's reason: skipped before it ran (a trait's condition) or cancelled while running.
-if grep -qE " skipped| was cancelled" "$log"; then
+if grep -qE '^[^[:space:]]+ (Test|Suite) .*( skipped| was cancelled)' "$log"; then
   echo "test.sh: tests that did not run (a tool could not be installed?):"
-  grep -E " skipped| was cancelled" "$log" | sed 's/^/  /'
+  grep -E '^[^[:space:]]+ (Test|Suite) .*( skipped| was cancelled)' "$log" | sed 's/^/  /'
 fi
 exit "$status"
