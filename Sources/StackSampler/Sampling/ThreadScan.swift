@@ -16,9 +16,10 @@ struct ThreadScan {
     /// attaches only the threads the scan before it already found unattached.
     private var unattachedAtLastScan: Set<Int32> = []
     private var lastMaskCheck: UInt64 = 0
-    /// Samples each thread had taken at its last mask check: a thread that took some since
-    /// evidently receives the signal, and its mask is not read (a /proc status read is slow).
-    private var takenAtMaskCheck: [Int32: Int] = [:]
+    /// Each thread at its last mask check: the samples it had taken (a thread that took some
+    /// since evidently receives the signal) and its CPU time (a thread that has not run since
+    /// cannot have changed its mask): then its mask is not read (a /proc status read is slow).
+    private var atMaskCheck: [Int32: (taken: Int, cpu: Int64)] = [:]
     /// Reused by every call, rather than an array allocated per tick.
     private var attachedBuffer = [Int32](repeating: 0, count: 256)
     /// Threads a scan attached. The others were attached by the pthread_create hook and detach
@@ -65,7 +66,7 @@ struct ThreadScan {
             ss_thread_detach(tid)
             ending(tid, &routing)
             routing.threadEnded(tid)
-            takenAtMaskCheck[tid] = nil
+            atMaskCheck[tid] = nil
             attachedByScan.remove(tid)
         }
         for tid in reused {
@@ -80,7 +81,7 @@ struct ThreadScan {
                 guard cpu >= 0 else { continue }
                 aggregator.observe(tid, cpu: cpu, name: checkMasks ? ThreadDirectory.name(of: tid) : nil, bornDuringSession: !initial, at: now)
                 if checkMasks {
-                    checkMask(tid, at: now, aggregator: &aggregator)
+                    checkMask(tid, cpu: cpu, at: now, aggregator: &aggregator)
                 } else if ss_thread_signal_blocked(tid) != 0 {
                     // Between mask reads, what the interposed mask calls saw (a thread that blocks
                     // the signal for less than a mask interval is still named in the summary).
@@ -91,15 +92,17 @@ struct ThreadScan {
         return ended
     }
 
-    /// Notes whether `tid` blocks the signal, unless it took samples since its last check.
-    private mutating func checkMask(_ tid: Int32, at now: UInt64, aggregator: inout StackAggregator) {
+    /// Notes whether `tid` (at CPU time `cpu`) blocks the signal, unless it took samples or did
+    /// not run since its last check.
+    private mutating func checkMask(_ tid: Int32, cpu: Int64, at now: UInt64, aggregator: inout StackAggregator) {
         let taken = aggregator.takenSamples(tid)
-        if let taken, let before = takenAtMaskCheck[tid], taken > before {
-            takenAtMaskCheck[tid] = taken
+        let before = atMaskCheck[tid]
+        atMaskCheck[tid] = (taken ?? 0, cpu)
+        if let taken, let before, taken > before.taken {
             aggregator.noteSignalBlocked(tid, false, at: now)
             return
         }
-        takenAtMaskCheck[tid] = taken ?? 0
+        if before?.cpu == cpu { return }
         if let blocked = ThreadDirectory.blocks(tid, signal: ss_engine_signal()) {
             aggregator.noteSignalBlocked(tid, blocked, at: now)
             // A mask changed behind the engine's interposers: the engine stops (or resumes) its
