@@ -75,10 +75,11 @@ let package = Package(
             dependencies: ["StackSampler", "StackSamplerDaemon", "CEngine", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // What tests of several targets share, all run in one test process: a receiver standing in
-        // for Pyroscope, a scripted transport, a CPU burn, and one profiler session at a time.
-        .target(name: "TestSupport", dependencies: ["StackSamplerDaemon"], path: "Tests/TestSupport"),
-        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "StackSamplerDaemon", "CEngine", "CZlib", "TestSupport"],
-                    linkerSettings: [.linkedLibrary("z")]),
+        // for Pyroscope, a scripted transport, a CPU burn, one profiler session at a time, profiles
+        // built by hand, and readers of what the profiler writes (gunzip, the official OTLP definitions).
+        .target(name: "TestSupport", dependencies: ["StackSamplerDaemon", "CZlib"], path: "Tests/TestSupport",
+                linkerSettings: [.linkedLibrary("z")]),
+        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "StackSamplerDaemon", "CEngine", "TestSupport"]),
         .testTarget(name: "StackSamplerDaemonTests", dependencies: ["StackSamplerDaemon", "CEngine", "TestSupport"]),
         // The CLI's own types (the top table), through @testable import of the executable's module.
         .testTarget(name: "StackSamplerCLITests", dependencies: ["stacksampler"]),

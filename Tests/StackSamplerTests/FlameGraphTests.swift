@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StackSampler
+import TestSupport
 
 /// Collapsed stacks with known totals: 10 samples, `main` with two children and a deeper path.
 private let smallStacks = """

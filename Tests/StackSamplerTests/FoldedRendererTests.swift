@@ -1,5 +1,6 @@
 import Testing
 @testable import StackSampler
+import TestSupport
 
 private func lines(_ bytes: [UInt8]) -> [String] {
     String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)

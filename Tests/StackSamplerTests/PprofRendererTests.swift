@@ -1,5 +1,6 @@
 import Testing
 @testable import StackSampler
+import TestSupport
 
 @Suite struct PprofRendererTests {
     /// The hand-made profile with a module covering three of its four addresses.

@@ -1,5 +1,6 @@
 import Testing
 @testable import StackSampler
+import TestSupport
 
 /// Merging the profiles of a process tree keeps each process's threads, names and mappings apart.
 @Suite struct ProcessTreeTests {

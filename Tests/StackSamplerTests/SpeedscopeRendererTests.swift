@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StackSampler
+import TestSupport
 
 @Suite struct SpeedscopeRendererTests {
     /// The rendered profile parsed as JSON.
