@@ -16,7 +16,7 @@ let package = Package(
     name: "StackSampler",
     products: [
         // Swift users link the engine in with the library.
-        .library(name: "StackSampler", targets: ["StackSampler", "CSupport"]),
+        .library(name: "StackSampler", targets: ["StackSampler", "CEngine"]),
         // Preloaded into every process: the C engine and its interpositions, no Swift.
         .library(name: "StackSamplerPreload", type: .dynamic, targets: ["StackSamplerPreload"]),
         // Loaded by the preload library (dlopen, beside it) only when profiling is asked for.
@@ -29,14 +29,13 @@ let package = Package(
     targets: [
         // The C engine: signal handler, timers, unwinding, sample buffer. Knows nothing of Swift.
         .target(
-            name: "CSupport",
-            path: "CSupport",
+            name: "CEngine",
             cSettings: engineCFlags,
             linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread"), .linkedLibrary("rt")]
         ),
-        // The engine's declarations alone (CSupport/include), for Swift code whose engine is linked
+        // The engine's declarations alone (CEngine/include), for Swift code whose engine is linked
         // elsewhere: the preload library's Swift part binds to the preload library's one engine.
-        .systemLibrary(name: "CEngine", path: "Sources/CEngine"),
+        .systemLibrary(name: "CEngineHeader", path: "Sources/CEngineHeader"),
         // The C API's declarations alone (StackSamplerPreload/include/stacksampler.h), for its Swift side.
         .systemLibrary(name: "CAPIHeader", path: "Sources/CAPIHeader"),
         // zlib's declarations (zlib1g-dev), for the tests, which gunzip pprof files.
@@ -55,32 +54,33 @@ let package = Package(
         // The Swift core: sampler thread, aggregation, symbols, exporters. No Foundation. Public: the
         // Swift API (Profiler, ProfilerConfiguration, Profile, its formats and errors); what the CLI,
         // the daemon and the preload library share beyond that is package.
-        .target(name: "StackSampler", dependencies: ["CEngine", "FileFormatLibraries"], swiftSettings: lightSwift),
+        .target(name: "StackSampler", dependencies: ["CEngineHeader", "FileFormatLibraries"], swiftSettings: lightSwift),
         // The preload library's own code (C): constructor, C API, loading of the Swift part.
         // No Swift runtime in its dependencies: see no_swift_runtime.c.
         // Bound at load (-z now): a call's first run through the lazy resolver saves the whole
         // vector state on the stack (3 KiB measured), which the signal handler, on a thread with
         // little stack left, cannot afford, and must not enter the loader anyway.
-        .target(name: "StackSamplerPreload", dependencies: ["CSupport"], cSettings: engineCFlags,
+        .target(name: "StackSamplerPreload", dependencies: ["CEngine"], cSettings: engineCFlags,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "now"])]),
         // The HTTP server of the daemon's pull endpoints, over libmicrohttpd (Debian's libmicrohttpd-dev
         // for the header, libmicrohttpd12 at run time) loaded privately only when a listener is asked for.
         .target(name: "HTTPServerLibrary", dependencies: ["PrivateLibrary"], cSettings: engineCFlags, linkerSettings: [.linkedLibrary("pthread")]),
         // The daemon: continuous windows written, served over HTTP and pushed. No Foundation. Not a
         // product: its declarations are package.
-        .target(name: "StackSamplerDaemon", dependencies: ["StackSampler", "CEngine", "HTTPClientLibrary", "HTTPServerLibrary"], swiftSettings: lightSwift),
+        .target(name: "StackSamplerDaemon", dependencies: ["StackSampler", "CEngineHeader", "HTTPClientLibrary", "HTTPServerLibrary"], swiftSettings: lightSwift),
         // The preload library's Swift part: sessions from the environment and the C API.
         .target(name: "StackSamplerPreloadSwift", dependencies: ["StackSampler", "StackSamplerDaemon", "CAPIHeader"], swiftSettings: lightSwift),
         .executableTarget(
             name: "stacksampler",
-            dependencies: ["StackSampler", "StackSamplerDaemon", "CSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["StackSampler", "StackSamplerDaemon", "CEngine", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // What tests of several targets share, all run in one test process: a receiver standing in
-        // for Pyroscope, a scripted transport, a CPU burn, and one profiler session at a time.
-        .target(name: "TestSupport", dependencies: ["StackSamplerDaemon"], path: "Tests/TestSupport"),
-        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "StackSamplerDaemon", "CSupport", "CZlib", "TestSupport"],
-                    linkerSettings: [.linkedLibrary("z")]),
-        .testTarget(name: "StackSamplerDaemonTests", dependencies: ["StackSamplerDaemon", "CSupport", "TestSupport"]),
+        // for Pyroscope, a scripted transport, a CPU burn, one profiler session at a time, profiles
+        // built by hand, and readers of what the profiler writes (gunzip, the official OTLP definitions).
+        .target(name: "TestSupport", dependencies: ["StackSamplerDaemon", "CZlib"], path: "Tests/TestSupport",
+                linkerSettings: [.linkedLibrary("z")]),
+        .testTarget(name: "StackSamplerTests", dependencies: ["StackSampler", "StackSamplerDaemon", "CEngine", "TestSupport"]),
+        .testTarget(name: "StackSamplerDaemonTests", dependencies: ["StackSamplerDaemon", "CEngine", "TestSupport"]),
         // The CLI's own types (the top table), through @testable import of the executable's module.
         .testTarget(name: "StackSamplerCLITests", dependencies: ["stacksampler"]),
         .testTarget(name: "EndToEndTests", dependencies: []),

@@ -38,6 +38,6 @@ def cmd_async(args):
         print(f"handler median, async stacks {label} {lower_median(runs[setting]):g} us (runs: {' '.join(f'{v:g}' for v in runs[setting])})")
     chain = os.path.join(work, "chain")
     build = os.path.dirname(args.lib)
-    subprocess.run(["gcc", "-O2", "-I", "CSupport/include", "Scripts/bench/async_chain.c", "-o", chain, "-L", build,
+    subprocess.run(["gcc", "-O2", "-I", "Sources/CEngine/include", "Scripts/bench/async_chain.c", "-o", chain, "-L", build,
                     "-lStackSamplerPreload", f"-Wl,-rpath,{build}"], check=True)
     print(subprocess.run([chain], check=True, capture_output=True, text=True).stdout, end="")

@@ -38,7 +38,7 @@ def cmd_machine(args):
     }
     try:
         info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "Sources", "CSupport"], capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "Sources"], capture_output=True, text=True).stdout.strip()
         info["engine_dirty"] = bool(dirty)
     except (OSError, subprocess.CalledProcessError):
         info["commit"] = "unknown"

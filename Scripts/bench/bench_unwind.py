@@ -66,7 +66,7 @@ def cmd_unwind_agreement(args):
     os.makedirs(bins, exist_ok=True)
     lib_dir = os.path.dirname(args.lib)
     diff = os.path.join(bins, "unwind_diff.so")
-    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-I", os.path.join(ROOT, "CSupport", "include"), "-o", diff, "unwind_diff.c", "-L", lib_dir, "-lStackSamplerPreload",
+    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-I", os.path.join(ROOT, "Sources", "CEngine", "include"), "-o", diff, "unwind_diff.c", "-L", lib_dir, "-lStackSamplerPreload",
                     f"-Wl,-rpath,{lib_dir}", "-ldl", "-lpthread"], cwd=PROGRAMS, check=True, capture_output=True, text=True)
     data = os.path.join(args.work, "unwind-input.bin")
     write_input(data)

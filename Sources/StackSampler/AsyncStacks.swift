@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 
 extension Profile {
     /// How the samples of Swift jobs fared: their async callers (the task's chain of async

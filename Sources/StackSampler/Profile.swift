@@ -11,6 +11,14 @@ public struct Profile: Sendable {
         public var count: Int
         /// The stack was deeper than the maximum depth and is cut at the root side.
         public var isTruncated: Bool
+
+        /// A stack from its parts.
+        package init(thread: Int, addresses: [UInt], count: Int, isTruncated: Bool) {
+            self.thread = thread
+            self.addresses = addresses
+            self.count = count
+            self.isTruncated = isTruncated
+        }
     }
 
     /// One thread that was sampled or seen.
@@ -183,5 +191,23 @@ public struct Profile: Sendable {
     /// The name of an address ("module+0xOFFSET" when no symbol covers it).
     public func name(of address: UInt) -> String {
         frames[address]?.name ?? "[unknown]"
+    }
+}
+
+extension Profile.Thread {
+    /// A thread from its figures; it did not block the signal, and its process is unknown.
+    package init(id: Int32, name: String, samples: Int, cpuNanoseconds: UInt64, observedNanoseconds: UInt64) {
+        self.init(id: id, name: name, samples: samples, cpuNanoseconds: cpuNanoseconds, observedNanoseconds: observedNanoseconds,
+                  blocksSignal: false)
+    }
+}
+
+extension Profile {
+    /// A profile from its parts, with nothing lost: one built by hand.
+    package init(configuration: ProfilerConfiguration?, startNanoseconds: UInt64, durationNanoseconds: UInt64, signal: String,
+                 signalSubstituted: Bool, stacks: [Stack], threads: [Thread], frames: [UInt: SymbolizedFrame], modules: [Module]) {
+        self.init(configuration: configuration, startNanoseconds: startNanoseconds, durationNanoseconds: durationNanoseconds,
+                  signal: signal, signalSubstituted: signalSubstituted, stacks: stacks, threads: threads, frames: frames,
+                  modules: modules, losses: Losses())
     }
 }

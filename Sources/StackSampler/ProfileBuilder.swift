@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 import Glibc
 
 /// Turns what the sampler counted into a `Profile`: root-first stacks, thread

@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 import Glibc
 
 // Profiles of a given duration for services, without blocking the caller.

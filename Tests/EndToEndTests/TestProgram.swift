@@ -153,7 +153,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .matrix, .swiftSignals: ["swiftc", "-O"]
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .unwindCode: ["g++", "-O2"]
-        case .unwindDiff: ["gcc", "-O2", "-shared", "-fPIC", "-I", PackagePaths.root + "/CSupport/include"]
+        case .unwindDiff: ["gcc", "-O2", "-shared", "-fPIC", "-I", PackagePaths.root + "/Sources/CEngine/include"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .bursts: ["gcc", "-O2", "-pthread"]
         case .threads, .deep, .sleepers, .churn, .stall, .execer, .forkLoader, .keyHoarder, .signalRaces, .windowService, .daemonPipes,

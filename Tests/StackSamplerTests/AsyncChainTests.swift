@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 import Testing
 
 /// The engine's walk of a Swift async context chain (Parent, ResumeParent) over synthetic

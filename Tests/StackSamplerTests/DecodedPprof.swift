@@ -1,5 +1,5 @@
-import CZlib
 @testable import StackSampler
+import TestSupport
 
 /// A pprof file read back: gunzipped with zlib, decoded with `ProtobufReader`, strings resolved.
 struct DecodedPprof {
@@ -34,7 +34,7 @@ struct DecodedPprof {
 
     /// Decodes gzip-compressed `bytes`.
     init(gzipped bytes: [UInt8]) throws {
-        let fields = try ProtobufReader.fields(try Self.gunzip(bytes))
+        let fields = try ProtobufReader.fields(try gunzip(bytes))
         let strings = fields.filter { $0.field == 6 }.map { field -> String in
             guard case .bytes(let bytes) = field.value else { return "?" }
             return String(decoding: bytes, as: UTF8.self)
@@ -106,31 +106,5 @@ struct DecodedPprof {
             lines[names.joined(separator: ";"), default: 0] += sample.values.first ?? 0
         }
         return lines
-    }
-
-    static func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
-        var stream = z_stream()
-        guard inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw ProtobufReader.DecodeError(description: "inflateInit2 failed")
-        }
-        defer { inflateEnd(&stream) }
-        var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        var input = bytes
-        var status = Z_OK
-        input.withUnsafeMutableBufferPointer { source in
-            stream.next_in = source.baseAddress
-            stream.avail_in = uInt(source.count)
-            repeat {
-                chunk.withUnsafeMutableBufferPointer { target in
-                    stream.next_out = target.baseAddress
-                    stream.avail_out = uInt(target.count)
-                    status = inflate(&stream, Z_NO_FLUSH)
-                }
-                output.append(contentsOf: chunk[0..<(chunk.count - Int(stream.avail_out))])
-            } while status == Z_OK
-        }
-        guard status == Z_STREAM_END else { throw ProtobufReader.DecodeError(description: "not a complete gzip stream (zlib status \(status))") }
-        return output
     }
 }

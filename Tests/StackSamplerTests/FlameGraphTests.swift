@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StackSampler
+import TestSupport
 
 /// Collapsed stacks with known totals: 10 samples, `main` with two children and a deeper path.
 private let smallStacks = """
@@ -15,7 +16,8 @@ private func profile(_ text: String, command: String = "app --flag") throws -> P
 }
 
 @Suite struct FlameGraphTests {
-    @Test func parsesAsXMLWithTitleScriptAndBoxesThatSumToTheSampleCount() throws {
+    @Test("the SVG parses as XML with the command as title, a script, a box per frame with escaped names, and the root's children summing to the samples")
+    func parsesAsXMLWithTitleScriptAndBoxesThatSumToTheSampleCount() throws {
         let input = try profile(smallStacks)
         let document = try FlameGraphDocument(input.rendered(as: .svg))
         #expect(document.hasScript)
@@ -30,7 +32,8 @@ private func profile(_ text: String, command: String = "app --flag") throws -> P
         #expect(names.sorted() == ["all", "idle", "lex", "main", "parse", "render<&>\"quoted\""])
     }
 
-    @Test func boxWidthsAreProportionalToSamplesAndChildrenSitInsideParents() throws {
+    @Test("each box is as wide as its share of the samples and lies within its caller's width, a callee drawn above it")
+    func boxWidthsAreProportionalToSamplesAndChildrenSitInsideParents() throws {
         let document = try FlameGraphDocument(profile(smallStacks).rendered(as: .svg))
         let root = try #require(document.root)
         for box in document.boxes {
@@ -44,14 +47,16 @@ private func profile(_ text: String, command: String = "app --flag") throws -> P
         #expect(parse.x >= main.x && parse.x + parse.width <= main.x + main.width + 0.01)
     }
 
-    @Test func icicleDrawsTheRootAtTheTop() throws {
+    @Test("an icicle graph draws the root at the top, its children below it")
+    func icicleDrawsTheRootAtTheTop() throws {
         let document = try FlameGraphDocument(profile(smallStacks).rendered(as: .svg, options: ExportOptions(icicle: true)))
         let root = try #require(document.root)
         #expect(document.boxes.allSatisfy { $0.y >= root.y })
         #expect(document.children(ofRoot: root, icicle: true).count == 2)
     }
 
-    @Test func narrowFramesAreMergedAndTheTotalsStillAddUp() throws {
+    @Test("3000 narrow frames are merged into one box with their samples, and the boxes above their caller still add up to all samples")
+    func narrowFramesAreMergedAndTheTotalsStillAddUp() throws {
         var lines = ["main;hot 100000"]
         for index in 0..<3000 { lines.append("main;cold_\(index) 1") }
         let input = try profile(lines.joined(separator: "\n"))
@@ -65,7 +70,8 @@ private func profile(_ text: String, command: String = "app --flag") throws -> P
         #expect(aboveMain.compactMap(\.samples).reduce(0, +) == input.sampleCount)
     }
 
-    @Test func labelsAreCutToTheBoxWidth() throws {
+    @Test("a label too long for its box is cut or left out; one that fits is written whole")
+    func labelsAreCutToTheBoxWidth() throws {
         let document = try FlameGraphDocument(profile("a_very_long_function_name_indeed 1\nb 99").rendered(as: .svg))
         let long = try #require(document.boxes.first { $0.name == "a_very_long_function_name_indeed" })
         #expect(long.label == nil || long.label!.count * 7 <= Int(long.width), "label \(long.label ?? "") in \(long.width) px")
@@ -73,7 +79,8 @@ private func profile(_ text: String, command: String = "app --flag") throws -> P
         #expect(wide.label == "b")
     }
 
-    @Test func coloursFollowTheKindOfCodeAndStayStablePerName() throws {
+    @Test("native, C++, Swift and unknown frames get hues of their own, and a name gets the same colour in every graph")
+    func coloursFollowTheKindOfCodeAndStayStablePerName() throws {
         let first = try FlameGraphDocument(profile("main;std::vector<int>::push_back 5\nmain;Matrix.multiply(_:) 5\nmain;[unknown] 5").rendered(as: .svg))
         let second = try FlameGraphDocument(profile("other;main 7\nother;main;Matrix.multiply(_:) 1").rendered(as: .svg))
         func fill(_ name: String, in document: FlameGraphDocument) throws -> String {
@@ -85,7 +92,8 @@ private func profile(_ text: String, command: String = "app --flag") throws -> P
         #expect(Set(hues.map { Int($0 / 10) }).count == 4, "native, C++, Swift and unknown share a hue band: \(hues)")
     }
 
-    @Test func framesInTheProfilersOwnModulesAreItsColour() {
+    @Test("frames in the profiler's own modules are drawn in the profiler's colour, the program's in their own")
+    func framesInTheProfilersOwnModulesAreItsColour() {
         var profile = handMadeProfile()
         let libz = ShownFrame.code(0x40), parse = ShownFrame.code(0x20)
         #expect(FramePalette.category(of: libz, in: profile) == .kernelOrUnknown)
@@ -94,14 +102,16 @@ private func profile(_ text: String, command: String = "app --flag") throws -> P
         #expect(FramePalette.category(of: parse, in: profile) == .native)
     }
 
-    @Test func differentialGraphOfIdenticalProfilesIsNeutral() throws {
+    @Test("a differential graph of a profile against itself colours every box as unchanged")
+    func differentialGraphOfIdenticalProfilesIsNeutral() throws {
         let input = try profile(smallStacks)
         let document = try FlameGraphDocument(input.differentialFlameGraph(against: input))
         #expect(document.boxes.count == 6)
         #expect(document.boxes.allSatisfy { $0.fill == FramePalette.unchanged }, "\(document.boxes.map(\.fill))")
     }
 
-    @Test func differentialGraphIsRedWhereAShareGrewAndBlueWhereItShrank() throws {
+    @Test("a differential graph is red where a frame's share grew, blue where it shrank, neutral where it held")
+    func differentialGraphIsRedWhereAShareGrewAndBlueWhereItShrank() throws {
         let before = try profile("main;parse 50\nmain;render 50")
         let after = try profile("main;parse 300\nmain;render 100")  // parse 50% → 75%, render 50% → 25%
         let document = try FlameGraphDocument(after.differentialFlameGraph(against: before))

@@ -4,11 +4,13 @@ import Testing
 @Suite struct FunctionPatternTests {
     static let names = ["main", "parse_request", "render_response", "Matrix.multiply(_:)", "request"]
 
-    @Test func withoutWildcardsItIsASubstring() {
+    @Test("a pattern without wildcards matches the names that contain it")
+    func withoutWildcardsItIsASubstring() {
         #expect(Self.names.filter(FunctionPattern("request").matches) == ["parse_request", "request"])
     }
 
-    @Test func globMatchesTheWholeName() {
+    @Test("a glob with * and ? must match the whole name")
+    func globMatchesTheWholeName() {
         #expect(Self.names.filter(FunctionPattern("*_re*").matches) == ["parse_request", "render_response"])
         #expect(Self.names.filter(FunctionPattern("re*").matches) == ["render_response", "request"])
         #expect(Self.names.filter(FunctionPattern("ma??").matches) == ["main"])

@@ -28,14 +28,16 @@ import Testing
                        modules: [Module(path: "/bin/app", start: 0, end: 0x1000, fileOffset: 0, buildID: nil)], losses: Profile.Losses())
     }
 
-    @Test func foldedAndSVGNameInlinedCallsWithTheIMarkerInnermostLast() {
+    @Test("folded and SVG output name inlined calls with the [i] marker, innermost last")
+    func foldedAndSVGNameInlinedCallsWithTheIMarkerInnermostLast() {
         let folded = String(decoding: profile().rendered(as: .folded), as: UTF8.self).split(separator: "\n")
         #expect(folded == ["main;hot_function 2", "main;hot_function;middle_[i];inner_[i] 5"])
         let svg = String(decoding: profile().rendered(as: .svg), as: UTF8.self)
         #expect(svg.contains("inner_[i]") && svg.contains("middle_[i]"))
     }
 
-    @Test func pprofHasOneLocationPerAddressWithItsInlinedCallsAsLinesInnermostFirst() throws {
+    @Test("pprof has one location per address, its inlined calls as lines innermost first, with their files and line numbers")
+    func pprofHasOneLocationPerAddressWithItsInlinedCallsAsLinesInnermostFirst() throws {
         let decoded = try DecodedPprof(gzipped: profile().rendered(as: .pprof))
         #expect(decoded.foldedStacks() == ["main;hot_function;middle;inner": 5, "main;hot_function": 2])
         let location = try #require(decoded.locations.values.first { $0.address == 0x20 })
@@ -45,7 +47,8 @@ import Testing
         #expect(decoded.locations.count == 3, "inlined calls must not become locations of their own")
     }
 
-    @Test func speedscopeFramesCarryTheirSourceFile() throws {
+    @Test("speedscope frames carry their source file")
+    func speedscopeFramesCarryTheirSourceFile() throws {
         let json = try #require(JSONSerialization.jsonObject(with: Data(profile().rendered(as: .speedscope))) as? [String: Any])
         let frames = try #require((json["shared"] as? [String: Any])?["frames"] as? [[String: Any]])
         let files = Dictionary(uniqueKeysWithValues: frames.map { ($0["name"] as? String ?? "", $0["file"] as? String) })

@@ -32,7 +32,8 @@ import Testing
         return profile
     }
 
-    @Test func spansNestAndSiblingsFollowEachOther() throws {
+    @Test("the timeline puts each call inside its caller and starts a sibling where the one before it ended")
+    func spansNestAndSiblingsFollowEachOther() throws {
         let profile = Self.profile()
         let timeline = InvocationTimeline(profile.invocations)
         #expect(timeline.threads.map(\.thread) == [0, 1])
@@ -50,7 +51,8 @@ import Testing
         }
     }
 
-    @Test func speedscopeEventsBalanceInOrder() throws {
+    @Test("speedscope events of the calls open and close in time order, balanced, one profile per thread, the dropped calls named")
+    func speedscopeEventsBalanceInOrder() throws {
         let data = Data(Self.profile().renderedInvocations(as: .speedscope))
         let file = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(file["$schema"] as? String == "https://www.speedscope.app/file-format-schema.json")
@@ -80,7 +82,8 @@ import Testing
         #expect(opened == ["caller", "first", "second", "inner", "orphan", "work"])
     }
 
-    @Test func chromeTraceAndSpansCarryEveryInvocation() throws {
+    @Test("the Chrome trace and the spans carry every call with its times, thread, ids and parent, and the dropped count")
+    func chromeTraceAndSpansCarryEveryInvocation() throws {
         let profile = Self.profile()
         let trace = try #require(try JSONSerialization.jsonObject(with: Data(profile.renderedInvocations(as: .chrome))) as? [String: Any])
         let events = try #require(trace["traceEvents"] as? [[String: Any]])

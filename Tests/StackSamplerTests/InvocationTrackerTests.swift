@@ -31,7 +31,8 @@ import Testing
         tracker.records.filter { BlockLookup.names[$0.address & ~0xFF] == name }.sorted { $0.startNanoseconds < $1.startNanoseconds }
     }
 
-    @Test func callsUnderOneCallerWithTimesFromTheirSamples() throws {
+    @Test("calls under one caller start half a period before their first sample and last their periods seen, with parent, trace and depth")
+    func callsUnderOneCallerWithTimesFromTheirSamples() throws {
         var tracker = Self.tracker()
         Self.feed(&tracker, [[0x1010, 0x2005], [0x1010, 0x2050], [0x1010, 0x2090], [0x1020, 0x3010], [0x1020, 0x3020]])
         tracker.threadEnded(thread: 0)
@@ -49,7 +50,8 @@ import Testing
     }
 
     /// A caller's frame moves between its call sites within one invocation; its callees change.
-    @Test func callerFrameMovingBetweenCallSitesIsOneInvocation() throws {
+    @Test("a caller whose frame moves between its call sites stays one call; its callee called from two call sites is two calls")
+    func callerFrameMovingBetweenCallSitesIsOneInvocation() throws {
         var tracker = Self.tracker()
         Self.feed(&tracker, [[0x1010, 0x2005], [0x1010, 0x2020, 0x3010], [0x1010, 0x2040, 0x3010], [0x1010, 0x2060]])
         tracker.finish()
@@ -58,7 +60,8 @@ import Testing
         #expect(Self.records(tracker, "b").count == 2)
     }
 
-    @Test func sameFunctionFromAnotherCallSiteIsANewInvocation() throws {
+    @Test("the same function called from another call site of its caller is a new call; the caller stays one")
+    func sameFunctionFromAnotherCallSiteIsANewInvocation() throws {
         var tracker = Self.tracker()
         Self.feed(&tracker, [[0x1010, 0x2005], [0x1010, 0x2005], [0x1030, 0x2005], [0x1030, 0x2005]])
         tracker.finish()
@@ -66,7 +69,8 @@ import Testing
         #expect(Self.records(tracker, "main").map(\.samples) == [4])
     }
 
-    @Test func recursionOfDepthTenGivesTenNestedInvocations() throws {
+    @Test("a recursion ten deep gives ten calls at depths 1 to 10, each the parent of the next")
+    func recursionOfDepthTenGivesTenNestedInvocations() throws {
         var tracker = Self.tracker()
         let stack: [UInt] = [0x1010] + Array(repeating: 0x4010, count: 9) + [0x4080]
         Self.feed(&tracker, [stack, stack, stack, [0x1010]])
@@ -80,7 +84,8 @@ import Testing
         for (caller, callee) in zip(calls, calls.dropFirst()) { #expect(callee.parentID == caller.id) }
     }
 
-    @Test func twoCallsWithSamplesOfTheCallerBetweenAreTwo() throws {
+    @Test("two calls with samples of the caller alone between them are two calls, five periods apart")
+    func twoCallsWithSamplesOfTheCallerBetweenAreTwo() throws {
         var tracker = Self.tracker()
         Self.feed(&tracker, [[0x1010, 0x2005], [0x1010, 0x2005], [0x1008], [0x1009], [0x100A], [0x1010, 0x2005], [0x1010, 0x2005]])
         tracker.finish()
@@ -90,7 +95,8 @@ import Testing
     }
 
     /// Thread end closes a thread's invocations at their last sample; other threads carry on.
-    @Test func threadExitClosesOnlyThatThread() throws {
+    @Test("a thread's end closes its calls at their last sample; another thread's call goes on")
+    func threadExitClosesOnlyThatThread() throws {
         var tracker = Self.tracker()
         Self.feed(&tracker, [[0x1010, 0x2005], [0x1010, 0x2005]], thread: 0)
         Self.feed(&tracker, [[0x1010, 0x3005], [0x1010, 0x3005]], thread: 1)
@@ -104,7 +110,8 @@ import Testing
     }
 
     /// A truncated or leaf-only stack cannot be aligned: it is counted and changes nothing.
-    @Test func incompleteStacksAreSkipped() throws {
+    @Test("truncated and leaf-only stacks are counted as incomplete and change no call")
+    func incompleteStacksAreSkipped() throws {
         var tracker = Self.tracker()
         Self.feed(&tracker, [[0x1010, 0x2005]])
         tracker.record(thread: 0, leafFirst: [0x3005, 0x2040], isComplete: false, at: 2 * Self.period)
@@ -118,7 +125,8 @@ import Testing
     }
 
     /// Wall mode counts a thread that did not run as another sample of its last stack.
-    @Test func repeatedSampleExtendsTheOpenStack() throws {
+    @Test("a repeated sample extends every call of the thread's open stack; a thread without one is ignored")
+    func repeatedSampleExtendsTheOpenStack() throws {
         var tracker = Self.tracker()
         Self.feed(&tracker, [[0x1010, 0x2005]])
         tracker.repeatLast(thread: 0, at: 2 * Self.period)
@@ -130,7 +138,8 @@ import Testing
     }
 
     /// Ticks of a sleeping thread counted in one step extend the open stack as many single ones do.
-    @Test func repeatsCountedInOneStepEqualSingleOnes() throws {
+    @Test("ticks of a sleeping thread counted in one step extend its calls as many single repeats do")
+    func repeatsCountedInOneStepEqualSingleOnes() throws {
         var single = Self.tracker()
         var batched = Self.tracker()
         Self.feed(&single, [[0x1010, 0x2005]])
@@ -144,7 +153,8 @@ import Testing
         #expect(batched.records.map(\.durationNanoseconds) == single.records.map(\.durationNanoseconds))
     }
 
-    @Test func minimumSamplesAndDurationFilter() throws {
+    @Test("calls with fewer samples or a shorter duration than the minimums are counted as filtered, not kept")
+    func minimumSamplesAndDurationFilter() throws {
         var tracker = Self.tracker(InvocationConfiguration(minimumSamples: 2, minimumDuration: .nanoseconds(3 * Self.period)))
         Self.feed(&tracker, [[0x1010, 0x2005], [0x1010, 0x3005], [0x1010, 0x3005], [0x1010, 0x2005], [0x1010, 0x2005], [0x1010, 0x2005]])
         tracker.finish()
@@ -154,7 +164,8 @@ import Testing
     }
 
     /// With a name pattern, a kept call's parent is its nearest kept caller.
-    @Test func patternKeepsMatchesAndRelinksParents() throws {
+    @Test("a name pattern keeps the matching calls, each with its nearest kept caller as parent and the filtered root's trace")
+    func patternKeepsMatchesAndRelinksParents() throws {
         var tracker = Self.tracker(InvocationConfiguration(minimumSamples: 1, functionPattern: FunctionPattern("?")))
         Self.feed(&tracker, [[0x1010, 0x2010, 0x4010, 0x3005], [0x1010, 0x2010, 0x4010, 0x3005]])
         tracker.finish()
@@ -166,7 +177,8 @@ import Testing
         #expect(a.traceID == b.traceID && a.traceID != a.id && a.traceID != b.id)
     }
 
-    @Test func depthLimit() throws {
+    @Test("a maximum depth of 2 keeps the calls at depths 0 and 1 only")
+    func depthLimit() throws {
         var tracker = Self.tracker(InvocationConfiguration(minimumSamples: 1, maxDepth: 2))
         Self.feed(&tracker, [[0x1010, 0x2010, 0x3005]])
         tracker.finish()
@@ -174,7 +186,8 @@ import Testing
     }
 
     /// Records beyond the cap are counted as dropped, not kept.
-    @Test func capacityBoundsTheRecords() throws {
+    @Test("beyond the cap, calls are counted as dropped, not kept")
+    func capacityBoundsTheRecords() throws {
         var tracker = Self.tracker(InvocationConfiguration(capacity: 3, minimumSamples: 1))
         Self.feed(&tracker, (0..<10).map { [0x1010, $0 % 2 == 0 ? 0x2005 : 0x3005] })
         tracker.finish()
@@ -184,7 +197,8 @@ import Testing
 
     /// One report per stall, while it runs, for the outermost invocation past the threshold;
     /// a new call that runs long under it is a new stall.
-    @Test func stallIsReportedOnceWhileRunning() throws {
+    @Test("a stall is reported once, while it runs, for the outermost call past the threshold; a long callee after it is a new stall")
+    func stallIsReportedOnceWhileRunning() throws {
         var tracker = Self.tracker(InvocationConfiguration(minimumSamples: 1, stallThreshold: .nanoseconds(4 * Self.period)))
         Self.feed(&tracker, Array(repeating: [0x1010, 0x2005], count: 3))
         #expect(tracker.takeStalls().isEmpty)

@@ -3,7 +3,8 @@ import Testing
 @testable import StackSampler
 
 @Suite struct JSONWriterTests {
-    @Test func nestedValuesParseBackWithFoundation() throws {
+    @Test("nested objects, arrays, escaped strings, numbers, booleans and null parse back with Foundation as written")
+    func nestedValuesParseBackWithFoundation() throws {
         var writer = JSONWriter()
         writer.beginObject()
         writer.field("name", "quote \" backslash \\ newline \n tab \t bell \u{7} é ✓")

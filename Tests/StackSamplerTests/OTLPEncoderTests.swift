@@ -1,58 +1,11 @@
 import Foundation
 import Testing
 @testable import StackSampler
-
-/// Decodes an OTLP body with the official protobuf definitions (Tests/Programs/otlp_collector.py
-/// over PyPI's opentelemetry-proto) and returns its JSON summary.
-func decodedOTLP(_ body: [UInt8], signal: String) throws -> [String: Any] {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let file = FileManager.default.temporaryDirectory.appendingPathComponent("otlp-\(getpid())-\(UUID().uuidString).bin")
-    try Data(body).write(to: file)
-    defer { try? FileManager.default.removeItem(at: file) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", root.path + "/Tests/Programs/otlp_collector.py", "--decode", signal, file.path]
-    let output = Pipe(), errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    let problem = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    guard process.terminationStatus == 0, let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-        throw DecodeFailure(description: "otlp_collector.py --decode \(signal) failed (is opentelemetry-proto installed? Scripts/setup.sh): \(problem)")
-    }
-    return json
-}
-
-/// Why the official definitions could not decode a body.
-struct DecodeFailure: Error, CustomStringConvertible {
-    var description: String
-}
+import TestSupport
 
 /// The OTLP encoders, read back with the official definitions.
 @Suite struct OTLPEncoderTests {
     let resource = OTLPResource([OTLPAttribute("service.name", .string("checkout")), OTLPAttribute("process.pid", .int(4242))])
-
-    /// `handMadeProfile` with calls: on thread 0 `main` (1) → `parse` (2) → `find` (3), then a
-    /// second root `main` (4) on thread 1; times on a monotonic clock that starts at 1 s.
-    func profileWithCalls() -> Profile {
-        var profile = handMadeProfile()
-        profile.startNanoseconds = 1_000_000_000
-        profile.realtimeStartNanoseconds = 1_750_000_000_000_000_000
-        func call(_ id: UInt64, parent: UInt64?, trace: UInt64, thread: Int, name: String, depth: Int, start: UInt64,
-                  duration: UInt64) -> Profile.Invocation {
-            Profile.Invocation(id: id, parentID: parent, traceID: trace, thread: thread, name: name, depth: depth,
-                               startNanoseconds: 1_000_000_000 + start, durationNanoseconds: duration, samples: Int(duration / 10_000_000))
-        }
-        profile.invocations = [
-            call(1, parent: nil, trace: 1, thread: 0, name: "main", depth: 0, start: 5_000_000, duration: 90_000_000),
-            call(2, parent: 1, trace: 1, thread: 0, name: "parse", depth: 1, start: 15_000_000, duration: 50_000_000),
-            call(3, parent: 2, trace: 1, thread: 0, name: "std::map<int:int>::find", depth: 2, start: 25_000_000, duration: 20_000_000),
-            call(4, parent: nil, trace: 4, thread: 1, name: "main", depth: 0, start: 0, duration: 40_000_000),
-        ]
-        return profile
-    }
 
     @Test("spans decoded with the official definitions nest as the calls did, with the calls' names, times and threads")
     func spansNestAsTheCallsDid() throws {

@@ -2,7 +2,7 @@ import Testing
 import StackSampler
 
 @Suite struct OutputTargetTests {
-    @Test(arguments: [
+    @Test("a file's extension names its format, whatever its case and the directory's name", arguments: [
         ("a.folded", OutputFormat.folded), ("dir.v2/a.collapsed", .folded), ("A.SVG", .svg),
         ("p.pb.gz", .pprof), ("p.pprof", .pprof), ("s.speedscope.json", .speedscope),
     ])
@@ -11,7 +11,8 @@ import StackSampler
         #expect(OutputTarget(path: path).format == format)
     }
 
-    @Test func unknownExtensionsFallBackToFoldedAndAnExplicitFormatWins() {
+    @Test("an unknown extension names no format and is written folded; a format given explicitly wins over the extension")
+    func unknownExtensionsFallBackToFoldedAndAnExplicitFormatWins() {
         #expect(OutputFormat(path: "profile.json") == nil)
         #expect(OutputFormat(path: "profile.gz") == nil)
         #expect(OutputTarget(path: "profile.txt").format == .folded)

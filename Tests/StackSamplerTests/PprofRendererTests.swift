@@ -1,5 +1,6 @@
 import Testing
 @testable import StackSampler
+import TestSupport
 
 @Suite struct PprofRendererTests {
     /// The hand-made profile with a module covering three of its four addresses.
@@ -10,7 +11,8 @@ import Testing
         return profile
     }
 
-    @Test func isGzipAndDecodesToTheFoldedStacks() throws {
+    @Test("pprof output is gzipped and decodes to the same stacks and counts as the folded output")
+    func isGzipAndDecodesToTheFoldedStacks() throws {
         let profile = profileWithModule()
         let bytes = profile.rendered(as: .pprof)
         #expect(Array(bytes.prefix(2)) == [0x1f, 0x8b])
@@ -23,7 +25,8 @@ import Testing
         #expect(decoded.foldedStacks() == expected)
     }
 
-    @Test func sampleTypesPeriodAndValuesFollowTheMode() throws {
+    @Test("the sample types, period type and period follow the mode: a count and the period's nanoseconds per sample, with the command as comment")
+    func sampleTypesPeriodAndValuesFollowTheMode() throws {
         for mode in SamplingMode.allCases {
             var profile = profileWithModule()
             profile.configuration = ProfilerConfiguration(period: .milliseconds(4), mode: mode)
@@ -37,7 +40,8 @@ import Testing
         }
     }
 
-    @Test func samplesCarryThreadLabels() throws {
+    @Test("each sample carries its thread's name and tid, and a truncated stack its marker")
+    func samplesCarryThreadLabels() throws {
         let profile = profileWithModule()
         let decoded = try DecodedPprof(gzipped: profile.rendered(as: .pprof))
         var expected: [String: Int64] = [:]
@@ -49,7 +53,8 @@ import Testing
         #expect(decoded.foldedStacks(threadRoots: true) == expected)
     }
 
-    @Test func locationsPointIntoTheirModulesMapping() throws {
+    @Test("locations in a module point to its one mapping, with its file and build id; an address outside it has no mapping")
+    func locationsPointIntoTheirModulesMapping() throws {
         let profile = profileWithModule()
         let decoded = try DecodedPprof(gzipped: profile.rendered(as: .pprof))
         #expect(decoded.mappings.count == 1)
@@ -62,7 +67,8 @@ import Testing
         }
     }
 
-    @Test func importedProfilesHaveOnlySampleCounts() throws {
+    @Test("an imported profile has a sample count only and no period")
+    func importedProfilesHaveOnlySampleCounts() throws {
         let profile = try Profile(collapsedStacks: "a;b 3\na;c 2", command: "x.folded")
         let decoded = try DecodedPprof(gzipped: profile.rendered(as: .pprof))
         #expect(decoded.sampleTypes.map(\.type) == ["samples"])
@@ -70,7 +76,8 @@ import Testing
         #expect(decoded.foldedStacks() == ["a;b": 3, "a;c": 2])
     }
 
-    @Test func protobufWriterRoundTripsThroughTheReader() throws {
+    @Test("the protobuf reader reads back what the writer wrote: varints, negative numbers, strings, packed and nested fields; zero values are left out")
+    func protobufWriterRoundTripsThroughTheReader() throws {
         var writer = ProtobufWriter()
         writer.uint(1, 300)
         writer.int(2, -2)

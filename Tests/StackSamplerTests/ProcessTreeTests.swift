@@ -1,5 +1,6 @@
 import Testing
 @testable import StackSampler
+import TestSupport
 
 /// Merging the profiles of a process tree keeps each process's threads, names and mappings apart.
 @Suite struct ProcessTreeTests {
@@ -18,7 +19,8 @@ import Testing
         return profile
     }
 
-    @Test func eachProcessKeepsItsThreadsNamesAndMappings() throws {
+    @Test("merged processes keep their threads, samples, losses and names; an address of each is mapped apart, each stack under its process root")
+    func eachProcessKeepsItsThreadsNamesAndMappings() throws {
         let parent = process(10, start: 1_000), child = process(11, start: 5_000)
         let merged = try #require(Profile.mergingProcesses([parent, child], root: 10, command: "app"))
         #expect(merged.sampleCount == parent.sampleCount + child.sampleCount)

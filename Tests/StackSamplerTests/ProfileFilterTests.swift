@@ -21,7 +21,8 @@ private func profile() throws -> Profile {
 }
 
 @Suite struct ProfileFilterTests {
-    @Test func importKeepsThreadsAndRoundTripsToTheSameLines() throws {
+    @Test("folded stacks with thread roots import as their threads with their samples and write back as the same lines")
+    func importKeepsThreadsAndRoundTripsToTheSameLines() throws {
         let profile = try profile()
         #expect(profile.threads.map(\.name) == ["main", "worker"])
         #expect(profile.threads.map(\.id) == [1, 2])
@@ -29,14 +30,16 @@ private func profile() throws -> Profile {
         #expect(folded(profile) == input.split(separator: "\n").map(String.init).sorted())
     }
 
-    @Test func includeKeepsStacksWithAMatchingFrame() throws {
+    @Test("keeping stacks keeps those with a matching frame, and only those")
+    func includeKeepsStacksWithAMatchingFrame() throws {
         #expect(try folded(profile().keepingStacks { $0.contains(/^lex$/) }) == [
             "[main tid=1];main;parse;lex 30",
             "[main tid=1];main;render;lex 20",
         ])
     }
 
-    @Test func excludeDropsStacksWithAMatchingFrame() throws {
+    @Test("removing stacks drops every stack with a matching frame and keeps the others whole")
+    func excludeDropsStacksWithAMatchingFrame() throws {
         #expect(try folded(profile().removingStacks { $0.contains(/^(poll|render)$/) }) == [
             "[main tid=1];main;parse 10",
             "[main tid=1];main;parse;lex 30",
@@ -44,14 +47,16 @@ private func profile() throws -> Profile {
         ])
     }
 
-    @Test func threadSelectsByNameOrTid() throws {
+    @Test("a thread is selected by its name or its tid; a name no thread has selects nothing")
+    func threadSelectsByNameOrTid() throws {
         let byName = try folded(profile().keepingThreads(named: "worker"))
         #expect(byName == ["[worker tid=2];run;compress 35", "[worker tid=2];run;poll 5"])
         #expect(try folded(profile().keepingThreads(named: "2")) == byName)
         #expect(try folded(profile().keepingThreads(named: "nobody")).isEmpty)
     }
 
-    @Test func reverseShowsCallersUnderEachLeaf() throws {
+    @Test("reversed stacks put each leaf first with its callers under it, under the same thread root")
+    func reverseShowsCallersUnderEachLeaf() throws {
         #expect(try folded(profile().reversingStacks()) == [
             "[main tid=1];lex;parse;main 30",
             "[main tid=1];lex;render;main 20",
@@ -61,7 +66,8 @@ private func profile() throws -> Profile {
         ])
     }
 
-    @Test func minPercentCutsNarrowPathsAndKeepsTheirSamplesWithTheCaller() throws {
+    @Test("a minimum share cuts the narrower paths and leaves their samples with the caller where they were cut")
+    func minPercentCutsNarrowPathsAndKeepsTheirSamplesWithTheCaller() throws {
         let trimmed = try profile().trimmingPaths(below: 25, options: ExportOptions(perThreadRoots: true))
         #expect(folded(trimmed) == [
             "[main tid=1];main 20",
@@ -73,7 +79,8 @@ private func profile() throws -> Profile {
         #expect(trimmed.sampleCount == 100)
     }
 
-    @Test func functionCostsCountSelfAndTotalOncePerStack() throws {
+    @Test("function costs count self samples at the leaf and total samples once per stack even in a recursion, ordered by self then total")
+    func functionCostsCountSelfAndTotalOncePerStack() throws {
         let costs = try profile().functionCosts()
         #expect(costs.map(\.name) == ["lex", "compress", "parse", "poll", "main", "run", "render"])
         #expect(costs.map(\.selfSamples) == [50, 35, 10, 5, 0, 0, 0])
@@ -83,7 +90,8 @@ private func profile() throws -> Profile {
                               FunctionCost(name: "b", selfSamples: 0, totalSamples: 10)])
     }
 
-    @Test func topTableListsTheFunctionsWithTheirShares() throws {
+    @Test("the top table lists the first functions by self samples, with their counts and shares of the whole")
+    func topTableListsTheFunctionsWithTheirShares() throws {
         let lines = try profile().topTable(limit: 2).split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
         #expect(lines.count == 3)
         #expect(lines[0] == ["self", "self%", "total", "total%", "function"])
@@ -91,7 +99,8 @@ private func profile() throws -> Profile {
         #expect(lines[2] == ["35", "35.00%", "35", "35.00%", "compress"])
     }
 
-    @Test func collapsedStacksErrorsNameTheLine() {
+    @Test("a line of collapsed stacks without a count is refused with its line number and text")
+    func collapsedStacksErrorsNameTheLine() {
         let error = #expect(throws: CollapsedStacksError.self) {
             try Profile(collapsedStacks: "a 1\n# comment\na;b many\n", command: "")
         }

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import CEngine
+import CEngineHeader
 @testable import StackSampler
 import TestSupport
 

@@ -27,7 +27,8 @@ private func writtenRecording() throws -> [UInt8] {
 }
 
 @Suite struct RawRecordingTests {
-    @Test func roundTripsEverythingTheWriterStreams() throws {
+    @Test("a recording reads back the header, threads, samples, stacks, losses, duration and maps that the writer streamed")
+    func roundTripsEverythingTheWriterStreams() throws {
         let recording = try RawRecording(bytes: try writtenRecording())
         #expect(recording.header.mode == .wall)
         #expect(recording.header.periodNanoseconds == 5_000_000)
@@ -43,7 +44,8 @@ private func writtenRecording() throws -> [UInt8] {
         #expect(!recording.mapsText.isEmpty && !recording.modules.isEmpty)
     }
 
-    @Test func profileFromRecordingCountsEveryStack() throws {
+    @Test("a profile from a recording counts every sample once, by thread and stack")
+    func profileFromRecordingCountsEveryStack() throws {
         let (profile, warnings) = Profile.fromRecording(try RawRecording(bytes: try writtenRecording()))
         #expect(warnings.isEmpty)
         #expect(profile.sampleCount == 5)
@@ -53,7 +55,8 @@ private func writtenRecording() throws -> [UInt8] {
         #expect(profile.stacks.first { $0.count == 2 && $0.thread != worker }?.addresses == [0x10, 0x20, 0x30])
     }
 
-    @Test func namesWhereTheDamageIs() throws {
+    @Test("a damaged recording is refused with the byte offset and what is wrong: empty, not a recording, a checksum mismatch, truncated")
+    func namesWhereTheDamageIs() throws {
         let bytes = try writtenRecording()
         #expect(throws: RawFormatError(offset: 0, problem: "the file is empty")) { try RawRecording(bytes: []) }
         #expect(throws: RawFormatError(offset: 0, problem: "the file does not start with STKSMPL1")) {
@@ -70,7 +73,8 @@ private func writtenRecording() throws -> [UInt8] {
         #expect(error.map { $0.description.contains("at byte \($0.offset)") } == true)
     }
 
-    @Test func aTruncatedTailIsToleratedOnlyWhenAsked() throws {
+    @Test("told to tolerate a truncated tail, the reader keeps every sample before the cut and reports the tail, with no duration from the lost end record")
+    func aTruncatedTailIsToleratedOnlyWhenAsked() throws {
         let bytes = try writtenRecording()
         let cut = Array(bytes.dropLast(3))
         let recording = try RawRecording(bytes: cut, toleratingTruncatedTail: true)
@@ -80,7 +84,8 @@ private func writtenRecording() throws -> [UInt8] {
     }
 
     /// Random damage never crashes the reader: every input either reads or throws RawFormatError.
-    @Test func survivesRandomAndMutatedInput() throws {
+    @Test("3000 rounds of random and mutated input each read or throw a format error, and more than a third are noticed as damaged")
+    func survivesRandomAndMutatedInput() throws {
         let valid = try writtenRecording()
         var generator = SeededGenerator(seed: 0x5EED)
         var read = 0, rejected = 0

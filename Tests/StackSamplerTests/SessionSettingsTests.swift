@@ -59,7 +59,8 @@ import StackSamplerDaemon
         #expect(throws: Never.self) { try setting.parse(setting.accepted, .environment) }
     }
 
-    @Test func theAPIChecksTheSameRanges() {
+    @Test("the API refuses a depth or a buffer size out of the table's ranges in the table's words, and accepts their bounds")
+    func theAPIChecksTheSameRanges() {
         let deep = ProfilerConfiguration(maxDepth: 4097)
         #expect(throws: ProfilerError.invalidConfiguration("max depth 4097 is not a depth; use a whole number from 1 to 4096")) {
             try deep.validated()

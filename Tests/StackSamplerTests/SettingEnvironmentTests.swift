@@ -17,7 +17,8 @@ import StackSamplerDaemon
         #expect(environment.text(SessionSettings.period.variable) == nil)
     }
 
-    @Test func aSetVariableIsParsedAndARefusedOneNamed() throws {
+    @Test("a set variable is parsed, an unset one is nil, and a refused one is named with its variable, its value and the accepted range")
+    func aSetVariableIsParsedAndARefusedOneNamed() throws {
         let environment = SettingEnvironment([SessionSettings.period.variable: "2ms", SessionSettings.maxDepth.variable: "0"])
         #expect(try environment.value(SessionSettings.period) == .milliseconds(2))
         #expect(try environment.value(SessionSettings.mode) == nil)

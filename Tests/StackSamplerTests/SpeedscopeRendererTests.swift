@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StackSampler
+import TestSupport
 
 @Suite struct SpeedscopeRendererTests {
     /// The rendered profile parsed as JSON.
@@ -8,7 +9,8 @@ import Testing
         try #require(JSONSerialization.jsonObject(with: Data(profile.rendered(as: .speedscope))) as? [String: Any])
     }
 
-    @Test func hasTheSchemasRequiredFieldsAndOneSampledProfilePerThread() throws {
+    @Test("the speedscope file has the schema's required fields and one sampled profile per thread, weighed in nanoseconds of the period")
+    func hasTheSchemasRequiredFieldsAndOneSampledProfilePerThread() throws {
         let profile = handMadeProfile()
         let json = try document(profile)
         #expect(json["$schema"] as? String == "https://www.speedscope.app/file-format-schema.json")
@@ -32,7 +34,8 @@ import Testing
         }
     }
 
-    @Test func samplesAreRootFirstAndMatchTheFoldedStacks() throws {
+    @Test("speedscope samples are root first and add up to the same stacks as the folded output")
+    func samplesAreRootFirstAndMatchTheFoldedStacks() throws {
         let profile = handMadeProfile()
         let json = try document(profile)
         let frames = try #require((json["shared"] as? [String: Any])?["frames"] as? [[String: Any]]).map { $0["name"] as! String }
@@ -54,7 +57,8 @@ import Testing
         #expect(lines == expected)
     }
 
-    @Test func importedProfilesWeighSamplesByCount() throws {
+    @Test("an imported profile's speedscope samples are weighed by their counts, without a unit")
+    func importedProfilesWeighSamplesByCount() throws {
         let json = try document(Profile(collapsedStacks: "a;b 3\na 2", command: "x.folded"))
         let entry = try #require((json["profiles"] as? [[String: Any]])?.first)
         #expect(entry["unit"] as? String == "none")

@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 import Testing
 
 /// The engine's stack walk called outside signal context, as the sampler thread would for a

@@ -9,7 +9,8 @@ import Testing
     static let names: [UInt: String] = [1: "main", 2: "load_config", 3: "read"]
 
     /// The headline names the deepest call past the threshold; the stack marks every frame past it.
-    @Test func namesTheDeepestCallPastTheThresholdAndListsTheStack() {
+    @Test("a stall report names the thread and the deepest call past the threshold, then lists the stack root first with each call's time, those past it marked")
+    func namesTheDeepestCallPastTheThresholdAndListsTheStack() {
         let text = StallText.render(Self.stall, threadName: "ui", tid: 7, mode: .wall) { Self.names[$0]! }
         #expect(text == """
             stacksampler: stall on thread ui (tid 7): load_config has run for 300 ms (threshold 250 ms, wall-clock time); stack, root first:
@@ -20,7 +21,8 @@ import Testing
             """)
     }
 
-    @Test func cpuModeSaysWhatItCannotSee() {
+    @Test("in cpu mode a stall report says that only on-CPU time is sampled")
+    func cpuModeSaysWhatItCannotSee() {
         let text = StallText.render(Self.stall, threadName: "ui", tid: 7, mode: .cpu) { Self.names[$0]! }
         #expect(text.split(separator: "\n")[0].contains("only on-CPU time is sampled"))
     }

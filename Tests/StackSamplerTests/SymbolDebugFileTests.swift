@@ -58,7 +58,8 @@ extension SymbolTests {
             }
         }
 
-        @Test func buildIDDirectoryUnderTheDebugRoot() throws {
+        @Test("a debug file in the debug root's .build-id directory names a stripped library's functions; without it they are named after their start")
+        func buildIDDirectoryUnderTheDebugRoot() throws {
             let scratch = try NativeScratch()
             defer { scratch.remove() }
             let build = try Build(scratch, linkFlags: ["-Wl,--build-id"])
@@ -71,7 +72,8 @@ extension SymbolTests {
             #expect(try Self.names(in: library, root: scratch.path("root")) == Self.functions)
         }
 
-        @Test func buildIDMismatchIsRejected() throws {
+        @Test("a debug file filed under the build id but from another build is not used")
+        func buildIDMismatchIsRejected() throws {
             let scratch = try NativeScratch()
             defer { scratch.remove() }
             let build = try Build(scratch, linkFlags: ["-Wl,--build-id"])
@@ -103,7 +105,8 @@ extension SymbolTests {
             #expect(try Self.names(in: library, root: root) == Self.functions)
         }
 
-        @Test func debugLinkWithAWrongCRCIsRejected() throws {
+        @Test("a debuglink file with the right name but a wrong CRC is not used")
+        func debugLinkWithAWrongCRCIsRejected() throws {
             let scratch = try NativeScratch()
             defer { scratch.remove() }
             let build = try Build(scratch, linkFlags: ["-Wl,--build-id=none"])
@@ -116,7 +119,8 @@ extension SymbolTests {
                 == Self.unresolvedNames(build.full, as: "libssdebug.so"))
         }
 
-        @Test func miniDebugInfoInGnuDebugdata() throws {
+        @Test("MiniDebugInfo in .gnu_debugdata names a stripped library's functions")
+        func miniDebugInfoInGnuDebugdata() throws {
             let scratch = try NativeScratch()
             defer { scratch.remove() }
             let build = try Build(scratch, linkFlags: [])

@@ -22,19 +22,22 @@ extension SymbolTests {
     }
 
     @Suite struct Demangling {
-        @Test func cxxNames() {
+        @Test("an Itanium C++ name demangles to its readable form, as C++")
+        func cxxNames() {
             let result = Demangler.demangle("_ZN3foo3barEv")
             #expect(result.name == "foo::bar()")
             #expect(result.kind == .cpp)
         }
 
-        @Test func plainAndUndemanglableNames() {
+        @Test("a plain C name is kept as native; a C++ name that does not demangle is kept as it is, as C++")
+        func plainAndUndemanglableNames() {
             #expect(Demangler.demangle("memcpy") == ("memcpy", .native))
             #expect(Demangler.demangle("_Znot valid").kind == .cpp)
             #expect(Demangler.demangle("_Znot valid").name == "_Znot valid")
         }
 
-        @Test func swiftMethodSymbolizedFromThisProcess() throws {
+        @Test("a Swift method of this process is named without module, argument or return types, its full name kept beside")
+        func swiftMethodSymbolizedFromThisProcess() throws {
             let matrix = Matrix(values: [1, 2])
             let returnAddresses = matrix.multiply(matrix)
             // backtrace()'s first entry is the return address into its caller, `multiply`.

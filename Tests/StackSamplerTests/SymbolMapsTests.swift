@@ -16,7 +16,8 @@ extension SymbolTests {
         7ffc11fe0000-7ffc11fe2000 r-xp 00000000 00:00 0                          [vdso]
         """
 
-        @Test func keepsFileBackedExecutableMappingsOnly() {
+        @Test("only file-backed executable mappings are modules, with their bounds, file offsets and names with spaces or (deleted)")
+        func keepsFileBackedExecutableMappingsOnly() {
             let map = ModuleMap(mapsText: Self.text)
             #expect(map.modules.map(\.path) == [
                 "/opt/app/bin/server", "/opt/app/lib/lib with space.so.5", "/opt/app/lib/libgone.so (deleted)",
@@ -29,7 +30,8 @@ extension SymbolTests {
             #expect(map.modules[1].fileOffset == 0x28000)
         }
 
-        @Test func findsTheModuleContainingAnAddress() {
+        @Test("an address finds the executable mapping that holds it, and none outside")
+        func findsTheModuleContainingAnAddress() {
             let map = ModuleMap(mapsText: Self.text)
             #expect(map.module(containing: 0x55d0c0a01000)?.path == "/opt/app/bin/server")
             #expect(map.module(containing: 0x55d0c0a04fff)?.path == "/opt/app/bin/server")
@@ -38,7 +40,8 @@ extension SymbolTests {
             #expect(map.module(containing: 0x1000) == nil)
         }
 
-        @Test func namesAddressesOutsideReadableModules() {
+        @Test("addresses outside readable modules are named after the module and offset, [vdso], [anon] or [unknown]")
+        func namesAddressesOutsideReadableModules() {
             let symbolizer = Symbolizer(modules: ModuleMap(mapsText: Self.text))
             // Unreadable file: offset through the mapping's file offset, named after the module.
             let missing = symbolizer.symbolize(0x7f00aa000010)
@@ -50,7 +53,8 @@ extension SymbolTests {
             #expect(nowhere.name == "[unknown]" && nowhere.modulePath == nil && nowhere.kind == .unknown)
         }
 
-        @Test func currentProcessMapFindsLibcWithItsBuildID() throws {
+        @Test("this process's map finds libc holding getpid, with the build id readelf gives, read only when asked for")
+        func currentProcessMapFindsLibcWithItsBuildID() throws {
             let map = ModuleMap.current()
             let getpidAddress = try #require(dlsym(nil, "getpid"))
             #expect(map.module(containing: UInt(bitPattern: getpidAddress))?.buildID == nil)  // not read yet

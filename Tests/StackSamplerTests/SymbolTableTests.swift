@@ -19,7 +19,8 @@ extension SymbolTests {
             table.index(covering: vaddr).map { table.name(at: $0) }
         }
 
-        @Test func sizedSymbolCoversExactlyItsRange() {
+        @Test("a sized symbol covers exactly its range, not the gap before the next one")
+        func sizedSymbolCoversExactlyItsRange() {
             let table = Self.table([
                 RawFunctionSymbol(value: 0x2000, size: 0x10, sectionEnd: 0x9000, nameOffset: 2),
                 RawFunctionSymbol(value: 0x1000, size: 0x20, sectionEnd: 0x9000, nameOffset: 0),
@@ -34,7 +35,8 @@ extension SymbolTests {
             #expect(Self.name(table, 0x2010) == nil)
         }
 
-        @Test func unsizedSymbolEndsAtNextSymbolOrSectionEnd() {
+        @Test("an unsized symbol ends at the next symbol or at its section's end, though the unwind data's function reaches further")
+        func unsizedSymbolEndsAtNextSymbolOrSectionEnd() {
             let symbols = [
                 RawFunctionSymbol(value: 0x1000, size: 0, sectionEnd: 0x9000, nameOffset: 1),
                 RawFunctionSymbol(value: 0x3000, size: 0x10, sectionEnd: 0x9000, nameOffset: 2),
@@ -49,7 +51,8 @@ extension SymbolTests {
             #expect(Self.name(table, 0x4100) == nil)
         }
 
-        @Test func unsizedSymbolNeedsTheUnwindDataToAgree() {
+        @Test("an unsized symbol covers only what the unwind data's function starting at it covers, and nothing without one")
+        func unsizedSymbolNeedsTheUnwindDataToAgree() {
             let symbols = [
                 RawFunctionSymbol(value: 0x1000, size: 0, sectionEnd: 0x9000, nameOffset: 1),
                 RawFunctionSymbol(value: 0x3000, size: 0x10, sectionEnd: 0x9000, nameOffset: 2),
@@ -66,7 +69,8 @@ extension SymbolTests {
             #expect(Self.name(Self.table(symbols), 0x1000) == nil)
         }
 
-        @Test func aliasesAtOneAddressKeepTheLargest() {
+        @Test("of aliases at one address, the largest symbol is kept")
+        func aliasesAtOneAddressKeepTheLargest() {
             let table = Self.table([
                 RawFunctionSymbol(value: 0x1000, size: 0x8, sectionEnd: nil, nameOffset: 3),
                 RawFunctionSymbol(value: 0x1000, size: 0x40, sectionEnd: nil, nameOffset: 4),
@@ -75,7 +79,8 @@ extension SymbolTests {
             #expect(Self.name(table, 0x1030) == "alias_big")
         }
 
-        @Test func fileOffsetsBecomeVaddrsThroughTheirLoadSegment() {
+        @Test("a file offset becomes a virtual address through the load segment that holds it")
+        func fileOffsetsBecomeVaddrsThroughTheirLoadSegment() {
             let segments = [
                 LoadSegment(fileOffset: 0, fileSize: 0x500, vaddr: 0),
                 LoadSegment(fileOffset: 0x1000, fileSize: 0x2345, vaddr: 0x1000),

@@ -42,7 +42,8 @@ extension SymbolTests {
             }
         }
 
-        @Test func rangesMatchReadelfForExecutablesAndLibraries() throws {
+        @Test("the unwind data's function ranges match readelf's FDEs in PIE and non-PIE executables and in a library, one starting at each function")
+        func rangesMatchReadelfForExecutablesAndLibraries() throws {
             let scratch = try NativeScratch()
             defer { scratch.remove() }
             for (name, flags) in [("pie", ["-O2", "-fPIE", "-pie"]), ("nopie", ["-O2", "-fno-pie", "-no-pie"]),
@@ -61,7 +62,8 @@ extension SymbolTests {
             }
         }
 
-        @Test func withoutSectionHeadersTheEhFrameHeaderLeadsToTheSameRanges() throws {
+        @Test("without section headers, the eh_frame header leads to the same function ranges")
+        func withoutSectionHeadersTheEhFrameHeaderLeadsToTheSameRanges() throws {
             let scratch = try NativeScratch()
             defer { scratch.remove() }
             let binary = try scratch.compile(Self.source, name: "noshdr", flags: ["-O2"])
@@ -76,7 +78,8 @@ extension SymbolTests {
             }
         }
 
-        @Test func strippedStaticFunctionsAreNamedByTheirStart() throws {
+        @Test("stripped static functions are named after their start, each its own name, whichever address inside is asked; the exported one keeps its .dynsym name")
+        func strippedStaticFunctionsAreNamedByTheirStart() throws {
             let scratch = try NativeScratch()
             defer { scratch.remove() }
             let library = try scratch.compile(Self.source, name: "libssunwind.so", flags: ["-O2", "-shared", "-fPIC"])
@@ -107,7 +110,8 @@ extension SymbolTests {
             }
         }
 
-        @Test func pointerEncodings() {
+        @Test("pointer encodings uleb128, sleb128, udata2, pcrel, datarel and sdata8 are read; past the end, omit, datarel without a base and indirect give none")
+        func pointerEncodings() {
             // uleb128 624485, sleb128 -123456, udata2, sdata4 pcrel, datarel sdata4, sdata8.
             let bytes: [UInt8] = [0xe5, 0x8e, 0x26, 0xc0, 0xbb, 0x78, 0x34, 0x12,
                                   0xf0, 0xff, 0xff, 0xff, 0x10, 0x00, 0x00, 0x00,

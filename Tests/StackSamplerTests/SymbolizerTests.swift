@@ -54,7 +54,8 @@ extension SymbolTests {
 
         static func hex(_ value: UInt) -> String { String(value, radix: 16) }
 
-        @Test func sharedObjectSymbolsAndStrippedFallback() throws {
+        @Test("a library's functions are named from its symbols, its stripped copy's hidden ones after their start; padding and unsized symbols without unwind data are not covered")
+        func sharedObjectSymbolsAndStrippedFallback() throws {
             let scratch = try NativeScratch()
             defer { scratch.remove() }
             let library = try scratch.compile(Self.librarySource, name: "libssym_full.so",
@@ -142,11 +143,13 @@ extension SymbolTests {
             }
         }
 
-        @Test func pieExecutable() throws {
+        @Test("a PIE executable's function is named from its symbols, and after its start when stripped")
+        func pieExecutable() throws {
             try checkExecutable(flags: ["-fPIE", "-pie"], name: "ssym_pie")
         }
 
-        @Test func nonPieExecutable() throws {
+        @Test("a non-PIE executable's function is named from its symbols, and after its start when stripped")
+        func nonPieExecutable() throws {
             try checkExecutable(flags: ["-fno-pie", "-no-pie"], name: "ssym_nopie")
         }
     }
@@ -154,7 +157,8 @@ extension SymbolTests {
 
 extension SymbolTests.Native {
     /// The vDSO has no file: it is read from memory, and checked against `nm` on a dump of it.
-    @Test func vdsoFromMemory() throws {
+    @Test("the vDSO's functions are named from its image in memory, as nm names them in a dump of it")
+    func vdsoFromMemory() throws {
         let map = ModuleMap.current()
         let region = try #require(map.pseudoRegions.first { $0.name == "[vdso]" })
         let scratch = try NativeScratch()

@@ -30,6 +30,20 @@ extension Profile {
 
         /// Monotonic end time, in ns.
         public var endNanoseconds: UInt64 { startNanoseconds + durationNanoseconds }
+
+        /// A call from its parts.
+        package init(id: UInt64, parentID: UInt64?, traceID: UInt64, thread: Int, name: String, depth: Int,
+                     startNanoseconds: UInt64, durationNanoseconds: UInt64, samples: Int) {
+            self.id = id
+            self.parentID = parentID
+            self.traceID = traceID
+            self.thread = thread
+            self.name = name
+            self.depth = depth
+            self.startNanoseconds = startNanoseconds
+            self.durationNanoseconds = durationNanoseconds
+            self.samples = samples
+        }
     }
 
     /// What became of the invocations seen and of the samples used to see them.

@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 
 /// Invocation tracking as the sampler thread runs it: every drained or repeated sample goes to
 /// the tracker, over this process's symbols, and stall reports are written as they come. In a

@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 import Glibc
 
 /// Writes stall reports as they are made, from the sampler thread: to standard error and, when

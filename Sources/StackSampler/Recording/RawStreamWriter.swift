@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 import Glibc
 
 /// Streams a session into a raw recording (see `RawFormat`) while it runs, from

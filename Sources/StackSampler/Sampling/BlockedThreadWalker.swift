@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 
 /// Wall mode: the stack of a thread blocked in a system call, found without signalling it.
 ///

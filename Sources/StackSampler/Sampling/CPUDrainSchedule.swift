@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 import Glibc
 
 /// cpu mode: the engine's timers take the samples; the sampler thread only drains the buffer,

@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 
 /// The engine's and the schedule's loss counters at one moment (cheap to read: no histogram).
 struct LossCounters: Sendable {

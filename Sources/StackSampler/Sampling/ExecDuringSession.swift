@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 import Synchronization
 
 /// What an exec does to a session started with `Profiler.start`: the engine's interposed exec

@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 
 /// Time the signal handler spent per sample, from the engine's histogram
 /// (100 ns buckets), as the difference between two snapshots.

@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 
 /// One sample as the engine took it (`ss_sample`), decoded once, before any consumer sees it.
 struct Sample: Sendable {

@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 import Glibc
 import Synchronization
 

@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 import Glibc
 
 /// The threads of this process as the kernel lists them under /proc/self/task.

@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 
 /// Finds the threads of the process under /proc/self/task: attaches the new ones (their
 /// timers or counters), detaches those that exited, and keeps names, CPU times and signal

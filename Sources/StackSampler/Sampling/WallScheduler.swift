@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 import Glibc
 
 /// Wall mode: every tick of every attached thread is counted with the stack the thread had at

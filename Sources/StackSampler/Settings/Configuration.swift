@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 
 /// How samples are triggered.
 public enum SamplingMode: String, Sendable, CaseIterable {

@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 import Glibc
 
 /// The files that hold only the profiler's own code in this process (the preload library with

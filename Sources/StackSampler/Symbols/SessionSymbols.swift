@@ -1,5 +1,5 @@
 import Glibc
-import CEngine
+import CEngineHeader
 import Synchronization
 
 /// The one symbolizer of a profiling session, configured once with the session's options

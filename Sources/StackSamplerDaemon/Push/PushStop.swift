@@ -1,4 +1,4 @@
-import CEngine
+import CEngineHeader
 
 /// Stops push threads together, so that a session's end waits for the slowest of them, not for
 /// the sum: every thread is told at once and sends what waits until one deadline; then the

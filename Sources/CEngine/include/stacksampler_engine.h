@@ -1,6 +1,6 @@
 /*
  * StackSampler engine: the interface between the C core and its Swift callers (the
- * CEngine module). What only C callers use is in stacksampler_engine_c.h.
+ * CEngineHeader module). What only C callers use is in stacksampler_engine_c.h.
  *
  * The engine installs the signal handler, arms per-thread timers, unwinds in
  * signal context and writes fixed-size raw samples into memory reserved by

@@ -4,117 +4,6 @@ import Testing
 import TestSupport
 @testable import StackSamplerDaemon
 
-/// OpenTelemetry's variables, read as its SDKs read them.
-@Suite struct OTLPSettingsTests {
-    func read(_ variables: [String: String]) throws(PushError) -> OTLPSettings? {
-        try OTLPSettings.read({ variables[$0] }, executableName: "shop-api", processID: 321)
-    }
-
-    @Test("key=value lists are split at commas, trimmed and percent-decoded; a malformed entry is refused")
-    func keyValueLists() {
-        let parsed = KeyValueList.parse(" a = 1 ,b=x%2Cy%20z,, c=  ")
-        #expect(parsed?.map(\.key) == ["a", "b", "c"])
-        #expect(parsed?.map(\.value) == ["1", "x,y z", ""])
-        #expect(KeyValueList.parse("novalue") == nil)
-        #expect(KeyValueList.parse("=1") == nil)
-        #expect(KeyValueList.parse("a=%zz") == nil)
-    }
-
-    @Test("the base endpoint gets each signal's path, a signal's own endpoint is used as given, and nothing is pushed without one")
-    func endpoints() throws {
-        let base = try #require(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/"]))
-        #expect(base.traces?.url == "http://collector:4318/v1/traces")
-        #expect(base.profiles?.url == "http://collector:4318/v1development/profiles")
-        let own = try #require(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318",
-                                         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://traces.example/ingest/spans"]))
-        #expect(own.traces?.url == "https://traces.example/ingest/spans")
-        #expect(own.profiles?.url == "http://collector:4318/v1development/profiles")
-        let tracesOnly = try #require(try read(["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://t:4318/v1/traces"]))
-        #expect(tracesOnly.profiles == nil)
-        #expect(try read(["OTEL_SERVICE_NAME": "svc"]) == nil)
-        #expect(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SDK_DISABLED": "TRUE"]) == nil)
-    }
-
-    @Test("each exporter option of a signal: its own variable over the general one over OpenTelemetry's default; an empty one counts as unset")
-    func signalOptions() throws {
-        let defaults = try #require(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"]))
-        for signal in OTLPSignal.allCases {
-            let settings = try #require(defaults[signal])
-            #expect(settings.headers.isEmpty && settings.timeout == .seconds(10) && settings.compression == .none, "\(signal)")
-        }
-        let general = try #require(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_HEADERS": "a=1",
-                                             "OTEL_EXPORTER_OTLP_TIMEOUT": "2500", "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip",
-                                             "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": ""]))
-        for signal in OTLPSignal.allCases {
-            let settings = try #require(general[signal])
-            #expect(settings.headers.map(\.name) == ["a"] && settings.timeout == .milliseconds(2500) && settings.compression == .gzip, "\(signal)")
-        }
-        // A signal's own headers replace the general ones (they are not merged), as OpenTelemetry's SDKs read them.
-        let own = try #require(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_HEADERS": "a=1",
-                                         "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "b=2,c=3", "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip",
-                                         "OTEL_EXPORTER_OTLP_PROFILES_COMPRESSION": "none", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "0",
-                                         "OTEL_EXPORTER_OTLP_PROFILES_TIMEOUT": "750"]))
-        let traces = try #require(own.traces), profiles = try #require(own.profiles)
-        #expect(traces.headers.map(\.name) == ["b", "c"] && traces.headers.map(\.value) == ["2", "3"])
-        #expect(profiles.headers.map(\.name) == ["a"])
-        #expect(traces.compression == .gzip && profiles.compression == .none)
-        // 0 is no limit (the specification's Timeout type): the longest a 32-bit count of ms holds.
-        #expect(traces.timeout == .milliseconds(Int32.max) && profiles.timeout == .milliseconds(750))
-        #expect(own.longestTimeout == .milliseconds(Int32.max))
-        // grpc in the general variable, overridden for both signals: nothing left speaks it.
-        let overridden = try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
-                                   "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL": "http/protobuf"])
-        #expect(overridden?.traces != nil && overridden?.profiles != nil)
-        // Only the signals pushed are read: grpc for profiles does not matter when only spans go out.
-        let tracesOnly = try read(["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces", "OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL": "grpc"])
-        #expect(tracesOnly?.traces?.url == "http://c:4318/v1/traces" && tracesOnly?.profiles == nil)
-    }
-
-    @Test("the resource: service.name from OTEL_SERVICE_NAME over OTEL_RESOURCE_ATTRIBUTES over the executable's name")
-    func resourceAttributes() throws {
-        let plain = try #require(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"]))
-        #expect(plain.resource["service.name"] == .string("shop-api"))
-        #expect(plain.resource["process.pid"] == .int(321))
-        #expect(plain.resource["process.executable.name"] == .string("shop-api"))
-        #expect(plain.resource["telemetry.sdk.name"] == .string("stacksampler"))
-        let given = try #require(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318",
-                                           "OTEL_RESOURCE_ATTRIBUTES": "service.name=from-attributes,deployment.environment.name=prod%2Ceu",
-                                           "OTEL_EXPORTER_OTLP_HEADERS": "api-key=s3cr%3Dt,x-tenant=a b"]))
-        #expect(given.resource["service.name"] == .string("from-attributes"))
-        #expect(given.resource["deployment.environment.name"] == .string("prod,eu"))
-        let headers = try #require(given.traces?.headers)
-        #expect(headers.map(\.name) == ["api-key", "x-tenant"] && headers.map(\.value) == ["s3cr=t", "a b"])
-        let named = try #require(try read(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SERVICE_NAME": "checkout",
-                                           "OTEL_RESOURCE_ATTRIBUTES": "service.name=from-attributes"]))
-        #expect(named.resource["service.name"] == .string("checkout"))
-    }
-
-    @Test("bad values and grpc are refused with the variable named and what to give", arguments: [
-        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "http/protobuf"),
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318", "http://"),
-        ("OTEL_RESOURCE_ATTRIBUTES", "team", "key=value"),
-        ("OTEL_EXPORTER_OTLP_HEADERS", "api-key=%4", "key=value"),
-        ("OTEL_SDK_DISABLED", "maybe", "true or false"),
-        ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json", "http/protobuf"),
-        ("OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL", "grpc", "http/protobuf"),
-        ("OTEL_EXPORTER_OTLP_PROFILES_HEADERS", "tenant", "key=value"),
-        ("OTEL_EXPORTER_OTLP_TIMEOUT", "10s", "milliseconds"),
-        ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "-1", "milliseconds"),
-        ("OTEL_EXPORTER_OTLP_COMPRESSION", "zstd", "gzip or none"),
-        ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "GZIP", "gzip or none"),
-    ])
-    func badValues(variable: String, value: String, advice: String) {
-        var variables = ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"]
-        variables[variable] = value
-        do {
-            _ = try read(variables)
-            Issue.record("\(variable)=\(value) was accepted")
-        } catch {
-            #expect(error.description.contains("\(variable)=\(value)") && error.description.contains(advice), "\(error)")
-        }
-    }
-}
-
 /// The OTLP pusher with a fake transport.
 @Suite struct OTLPPusherTests {
     let quick = PushPolicy(initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(4), maxAttempts: 3, requestTimeout: .seconds(5))
@@ -126,7 +15,7 @@ import TestSupport
                                     profiles: OTLPSignalSettings(url: "http://c/v1development/profiles", headers: [("api-key", "k")]),
                                     resource: OTLPResource([OTLPAttribute("service.name", .string("s"))]))
         let pusher = try OTLPPusher(settings: settings, policy: quick, transport: transport)
-        pusher.push(OTLPEncoderTests().profileWithCalls())
+        pusher.push(profileWithCalls())
         pusher.push(handMadeProfile())
         let counters = pusher.stop(deadline: .seconds(10))
         #expect(counters.pushed == 3 && counters.dropped == 0)
@@ -147,7 +36,7 @@ import TestSupport
                                     resource: OTLPResource([OTLPAttribute("service.name", .string("s"))]))
         // The default policy: requests are held to the longest signal timeout, each to its own.
         let pusher = try OTLPPusher(settings: settings, transport: transport)
-        let profile = OTLPEncoderTests().profileWithCalls()
+        let profile = profileWithCalls()
         pusher.push(profile)
         #expect(pusher.stop(deadline: .seconds(20)).pushed == 2)
         try #require(transport.requests.count == 2)
@@ -155,7 +44,7 @@ import TestSupport
         #expect(profiles.header("x-signal") == "profiles" && profiles.header("Content-Encoding") == nil && profiles.totalTimeoutMilliseconds == 10_000)
         #expect(traces.header("x-signal") == "traces" && traces.header("Content-Encoding") == "gzip" && traces.totalTimeoutMilliseconds == 1500)
         #expect(traces.body.starts(with: [0x1f, 0x8b]), "not a gzip member")
-        let spans = try decodedOTLP(try DecodedPprof.gunzip(traces.body), signal: "traces")["spans"] as? [[String: Any]]
+        let spans = try decodedOTLP(try gunzip(traces.body), signal: "traces")["spans"] as? [[String: Any]]
         #expect(spans?.map { $0["name"] as? String } == profile.invocations.map(\.name))
         #expect((try decodedOTLP(profiles.body, signal: "profiles")["profiles"] as? [[String: Any]])?.isEmpty == false)
     }
@@ -165,7 +54,7 @@ import TestSupport
         let transport = ScriptedTransport([])
         let pusher = try OTLPPusher(settings: OTLPSettings(traces: OTLPSignalSettings(url: "http://c/v1/traces"), profiles: nil, resource: OTLPResource()),
                                     policy: quick, transport: transport)
-        let calls = OTLPEncoderTests().profileWithCalls()
+        let calls = profileWithCalls()
         // Window 1: the callee `parse` ends. Window 2, its realtime offset measured 15 ns larger:
         // the caller `main` ends, seen first in the same sample as `parse` (the same start).
         var first = calls, second = calls
@@ -198,7 +87,7 @@ import TestSupport
         let settings = OTLPSettings(traces: OTLPSignalSettings(url: "http://c/v1/traces"),
                                     profiles: OTLPSignalSettings(url: "http://c/v1development/profiles"), resource: OTLPResource())
         let pusher = try OTLPPusher(settings: settings, policy: quick, transport: transport)
-        pusher.push(OTLPEncoderTests().profileWithCalls())
+        pusher.push(profileWithCalls())
         let counters = pusher.stop(deadline: .seconds(10))
         #expect(counters.droppedRejected == 1 && counters.pushed == 1 && counters.retried == 0)
         #expect(pusher.lastError == "HTTP 404: 404 page not found")
@@ -212,7 +101,7 @@ import TestSupport
         let variables = ["OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_SERVICE_NAME": "checkout", "OTEL_EXPORTER_OTLP_HEADERS": "api-key=k"]
         let settings = try #require(try OTLPSettings.read({ variables[$0] }, executableName: "shop-api", processID: 99))
         let pusher = try OTLPPusher(settings: settings, policy: quick, transport: HTTPClient())
-        let profile = OTLPEncoderTests().profileWithCalls()
+        let profile = profileWithCalls()
         pusher.push(profile)
         let counters = pusher.stop(deadline: .seconds(20))
         #expect(counters.pushed == 2 && counters.dropped == 0, "\(pusher.lastError ?? "")")

@@ -2,7 +2,7 @@
  * What the engine's C callers use beyond stacksampler_engine.h, which holds what Swift calls:
  * the preload library marks the load of its Swift part, and C programs compare the engine's
  * walk with libunwind's from a signal's context (Tests/Programs/unwind_diff.c). Not in the
- * CEngine module.
+ * CEngineHeader module.
  */
 #ifndef STACKSAMPLER_ENGINE_C_H
 #define STACKSAMPLER_ENGINE_C_H
