@@ -47,7 +47,7 @@ struct ModuleMap: Sendable {
 
     /// The executable mappings of this process, from `/proc/self/maps` (empty if unreadable).
     static func current() -> ModuleMap {
-        let bytes = readWholeFile("/proc/self/maps") ?? []
+        let bytes = FileIO.readBytes("/proc/self/maps") ?? []
         return ModuleMap(mapsText: String(decoding: bytes, as: UTF8.self))
     }
 
