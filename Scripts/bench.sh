@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Benchmarks StackSampler against its budgets (slowdown at most 1 % at 100 Hz and 3 % at wall
 # 1 kHz, handler at most 2 us a sample, start-up at most 0.5 ms idle and 3 ms profiling) and
-# against gperftools' CPU profiler and perf, on bundled fixed-work workloads (Scripts/bench/),
-# and writes docs/benchmark-report.md. Takes about 25 minutes on the 2-core machine (12 of them
+# against gperftools' CPU profiler and perf, on fixed-work workloads (Scripts/bench/, and test
+# programs of Tests/Programs told to do a fixed amount of work), and writes
+# docs/benchmark-report.md. Takes about 25 minutes on the 2-core machine (12 of them
 # the daemon's soak). Each step is a subcommand of Scripts/bench/bench.py, which runs alone too
 # (python3 Scripts/bench/bench.py --help).
 #
@@ -93,13 +94,17 @@ lib="$scratch/release/libStackSamplerPreload.so"
 
 step "compiling workloads into $bins"
 mkdir -p "$bins"
-for program in split threads deep wall; do
+# split, threads and matrix are test programs (Tests/Programs), run with a fixed amount of work.
+for program in split threads; do
+  gcc -O2 -Wall -Wextra -Werror -pthread -o "$bins/$program" "Tests/Programs/$program.c"
+done
+for program in deep wall; do
   gcc -O2 -Wall -Wextra -Werror -pthread -o "$bins/bench_$program" "Scripts/bench/bench_$program.c"
 done
 gcc -O2 -Wall -Wextra -Werror -I Scripts/bench -o "$bins/hz_probe" Scripts/probes/hz_probe.c
 gcc -O2 -Wall -Wextra -Werror -o "$bins/gap_probe" Scripts/probes/gap_probe.c
 gcc -O2 -Wall -Wextra -Werror -I Scripts/bench -o "$bins/unwind_probe" Scripts/probes/unwind_probe.c -lunwind
-swiftc -O -o "$bins/bench_matrix" Scripts/bench/bench_matrix.swift
+swiftc -O -o "$bins/matrix" Tests/Programs/matrix.swift
 
 # --- Measurements -----------------------------------------------------------------------------
 helper=(python3 Scripts/bench/bench.py --work "$work" --bins "$bins" --lib "$lib")

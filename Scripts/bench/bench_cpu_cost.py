@@ -15,12 +15,13 @@ import subprocess
 from bench_common import BenchError, LoadMeter, log, median, run_timed, save
 
 
-def _bench_threads(args):
-    """The eight-thread workload: from --bins, else compiled into the work directory."""
-    if args.bins and os.path.exists(os.path.join(args.bins, "bench_threads")):
-        return os.path.join(args.bins, "bench_threads")
-    path = os.path.join(args.work, "bench_threads")
-    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_threads.c")
+def _threads_program(args):
+    """The eight-thread workload (Tests/Programs/threads.c): from --bins, else compiled into the
+    work directory."""
+    if args.bins and os.path.exists(os.path.join(args.bins, "threads")):
+        return os.path.join(args.bins, "threads")
+    path = os.path.join(args.work, "threads")
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "Programs", "threads.c")
     subprocess.run(["gcc", "-O2", "-pthread", "-o", path, source], check=True)
     return path
 
@@ -29,7 +30,7 @@ def _blocks_for(program, seconds, tmp):
     """Blocks per thread for about `seconds` of wall time unprofiled (8 threads share the cores)."""
     blocks = 2000
     while True:
-        wall, _ = run_timed([program, str(blocks)], {}, os.devnull, os.path.join(tmp, "calibrate.err"))
+        wall, _ = run_timed([program, "--blocks", str(blocks)], {}, os.devnull, os.path.join(tmp, "calibrate.err"))
         if wall >= 0.5:
             return max(1, int(blocks * seconds / wall))
         blocks *= 4
@@ -40,7 +41,7 @@ def _sampler_share(program, blocks, lib, tmp):
     summary = os.path.join(tmp, "summary.txt")
     env = {"LD_PRELOAD": lib, "STACKSAMPLER_MODE": "cpu", "STACKSAMPLER_PERIOD": "10ms",
            "STACKSAMPLER_OUTPUT": os.path.join(tmp, "profile.folded"), "STACKSAMPLER_SUMMARY": summary}
-    run_timed([program, str(blocks)], env, os.devnull, os.path.join(tmp, "run.err"))
+    run_timed([program, "--blocks", str(blocks)], env, os.devnull, os.path.join(tmp, "run.err"))
     with open(summary) as f:
         text = f.read()
     first = re.search(r"stacksampler: (\d+) samples from .* in ([0-9.]+) s", text)
@@ -56,7 +57,7 @@ def cmd_cpu_cost(args):
     libs = {"this": args.lib}
     if args.against:
         libs["against"] = os.path.abspath(args.against)
-    program = _bench_threads(args)
+    program = _threads_program(args)
     blocks = _blocks_for(program, args.seconds, tmp)
     true = "/bin/true" if os.path.exists("/bin/true") else shutil.which("true")
     shares = {name: [] for name in libs}

@@ -10,6 +10,7 @@ import time
 
 from bench_common import (GPERF_LIB, SPLIT_FUNCTIONS, LoadMeter, QuietGate, children_cpu_seconds, cpu_busy_seconds, load, log,
                           meter_round_load, run_timed, save)
+from bench_setup import split_argv
 from bench_shares import measured_shares, shares_from_folded_lines, stacks_from_perf
 
 
@@ -58,7 +59,6 @@ def _gperf_samples(path):
 def cmd_engines(args):
     tmp = os.path.join(args.work, "runs")
     os.makedirs(tmp, exist_ok=True)
-    split = os.path.join(args.bins, "bench_split")
     sizes = load(args.work, "sizes.json")["split"]
     out, err = os.path.join(tmp, "engines.out"), os.path.join(tmp, "engines.err")
     result = {"rates": {}, "attribution": {}, "slowdown": {}, "page_faults": {}}
@@ -68,11 +68,11 @@ def cmd_engines(args):
         row = {}
         for engine in ("perf", "timer"):
             target = os.path.join(tmp, f"rate-{engine}-{period}.folded")
-            run_timed([split, str(sizes["work"])], _ss_env(args.lib, target, period, engine), out, err)
+            run_timed(split_argv(args.bins, sizes["work"]), _ss_env(args.lib, target, period, engine), out, err)
             row[f"StackSampler {engine} engine"] = _summary_rate(target + ".summary")
         data = os.path.join(tmp, f"rate-perf-{period}.data")
-        _, cpu = run_timed(["perf", "record", "-q", "--no-bpf-event", "-e", "cpu-clock", "-F", str(freq), "-g", "-o", data, "--",
-                            split, str(sizes["work"])], {}, out, err)
+        _, cpu = run_timed(["perf", "record", "-q", "--no-bpf-event", "-e", "cpu-clock", "-F", str(freq), "-g", "-o", data, "--"]
+                           + split_argv(args.bins, sizes["work"]), {}, out, err)
         row["perf record"] = _perf_samples(data) / cpu if cpu > 0 else None
         result["rates"][period] = row
         log(f"engines: rates at {period}: {row}")
@@ -82,13 +82,13 @@ def cmd_engines(args):
     truth = []
     for run in range(3):
         target = os.path.join(tmp, f"attr-ss-{run}.folded")
-        run_timed([split, str(sizes["attribution_work"])], _ss_env(args.lib, target, "1ms", "perf"), out, err)
+        run_timed(split_argv(args.bins, sizes["attribution_work"]), _ss_env(args.lib, target, "1ms", "perf"), out, err)
         with open(target) as f:
             pooled["StackSampler perf engine 1 kHz"].append(shares_from_folded_lines(f, SPLIT_FUNCTIONS)[0])
         truth.append(measured_shares(out))
         data = os.path.join(tmp, f"attr-perf-{run}.data")
-        run_timed(["perf", "record", "-q", "--no-bpf-event", "-e", "cpu-clock", "-F", "1000", "-g", "-o", data, "--",
-                   split, str(sizes["attribution_work"])], {}, out, err)
+        run_timed(["perf", "record", "-q", "--no-bpf-event", "-e", "cpu-clock", "-F", "1000", "-g", "-o", data, "--"]
+                  + split_argv(args.bins, sizes["attribution_work"]), {}, out, err)
         pooled["perf record -F 1000"].append(shares_from_folded_lines(stacks_from_perf(data), SPLIT_FUNCTIONS)[0])
         truth.append(measured_shares(out))
     measured = {f: statistics.mean(t[f] for t in truth) for f in SPLIT_FUNCTIONS}
@@ -98,7 +98,7 @@ def cmd_engines(args):
         result["attribution"][name] = max(abs(shares[f] - measured[f]) * 100 for f in SPLIT_FUNCTIONS)
     log(f"engines: attribution {result['attribution']}")
 
-    result["slowdown"], result["delivered"] = _slowdown(args, split, sizes["work"], tmp, out, err)
+    result["slowdown"], result["delivered"] = _slowdown(args, split_argv(args.bins, sizes["work"]), tmp, out, err)
     log(f"engines: slowdown {result['slowdown']}")
     result["thread_losses"] = _thread_losses(args, tmp, out, err)
     log(f"engines: time taken from the sampled thread per sample {result['thread_losses']['rows']}")
@@ -137,11 +137,11 @@ SLOWDOWN_ROWS = [
 ]
 
 
-def _slowdown(args, split, work, tmp, out, err):
+def _slowdown(args, argv, tmp, out, err):
     """Interleaved rounds of every row of SLOWDOWN_ROWS against the unprofiled run: the median
     of the wall-time ratios, the median added wall time, the samples each delivered, and the
-    added wall time per delivered sample beyond the profiler's fixed cost (its 1 s / 1 Hz row)."""
-    argv = [split, str(work)]
+    added wall time per delivered sample beyond the profiler's fixed cost (its 1 s / 1 Hz row).
+    `argv`: the split workload's command line."""
 
     def run(name, kind, argument, tag):
         if kind == "ss":

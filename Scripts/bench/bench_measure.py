@@ -7,7 +7,7 @@ import subprocess
 import time
 
 from bench_common import BenchError, GPERF_LIB, LoadMeter, QuietGate, SPLIT_FUNCTIONS, checksum_of, children_cpu_seconds, clean_env, cpu_busy_seconds, load, log, median, meter_round_load, run_timed, save
-from bench_setup import configurations, workloads
+from bench_setup import configurations, split_argv, workloads
 from bench_shares import measured_shares, parse_summary, profile_shares
 
 
@@ -122,8 +122,7 @@ def cmd_attribution(args):
     tmp = os.path.join(args.work, "runs")
     os.makedirs(tmp, exist_ok=True)
     configs = configurations(args.lib, tmp)
-    binary = os.path.join(args.bins, "bench_split")
-    argv = [binary, str(sizes["split"]["attribution_work"])]
+    argv = split_argv(args.bins, sizes["split"]["attribution_work"])
     chosen = [("ss-cpu-100", "ss"), ("ss-wall-100", "ss"), ("gp-100", "gp"), ("perf-100", "perf")]
     results = {c: [] for c, _ in chosen}
     gate = QuietGate(args.max_wait)
@@ -136,7 +135,7 @@ def cmd_attribution(args):
                 out, err = os.path.join(tmp, f"{tag}.out"), os.path.join(tmp, f"{tag}.err")
                 wall, _ = run_timed(cargv, env, out, err)
                 truth = measured_shares(out)
-                counts, total = profile_shares(kind, produced, binary)
+                counts, total = profile_shares(kind, produced, argv[0])
                 inside = sum(counts.values())
                 if inside == 0:
                     raise BenchError(f"{tag}: no samples in the three functions ({total} samples in all)")

@@ -220,7 +220,7 @@ def _fixed_cost_table(w, d):
 def _attribution_section(w, d):
     """Attribution error against the split workload's own measurement."""
     attr = d.attr
-    w("## Attribution error (5 s at 100 Hz, bench_split, shares of the three functions, inclusive)")
+    w("## Attribution error (5 s at 100 Hz, the split workload, shares of the three functions, inclusive)")
     w("")
     runs_n = len(next(iter(attr["results"].values())))
     w(f"Ground truth is the thread CPU time the program measured inside each function in the same run. "
@@ -275,7 +275,7 @@ def _file_sections(w, d):
                  "library, C++ throw/catch, dl_iterate_phdr, 1500 rounds) under StackSampler at 1 ms, each run killed "
                  "if it has not finished after 60 s:")
     file_section("cpu-cost.txt", "## cpu mode's fixed costs: the sampler thread at 100 Hz, start-up while profiling",
-                 "`python3 Scripts/bench/bench.py cpu-cost` runs Scripts/bench/bench_threads.c (8 busy threads) at cpu "
+                 "`python3 Scripts/bench/bench.py cpu-cost` runs Tests/Programs/threads.c (8 busy threads, `--blocks N`) at cpu "
                  "100 Hz and reads the sampler thread's CPU from each run's summary (a share of one core over the session; "
                  "budget ≤ 0.2 %), and times `/bin/true` unprofiled and under the preload library profiling, interleaved "
                  "(budget: ≤ 3 ms added):")
@@ -296,7 +296,7 @@ def _commands_section(w, d):
     w("```")
     w("Scripts/bench.sh                       # the whole benchmark; writes docs/benchmark-report.md")
     w("swift build -c release --scratch-path .build-bench")
-    w("gcc -O2 -pthread -o BIN Scripts/bench/bench_{split,threads,deep}.c; swiftc -O -o bench_matrix Scripts/bench/bench_matrix.swift")
+    w("gcc -O2 -pthread -o BIN Tests/Programs/{split,threads}.c Scripts/bench/bench_deep.c; swiftc -O -o matrix Tests/Programs/matrix.swift")
     w("")
     w("# per run (WORKLOAD = one of the workload command lines above):")
     w("WORKLOAD                                                        # no profiler")
@@ -306,7 +306,7 @@ def _commands_section(w, d):
     w("perf record -q --no-bpf-event -e cpu-clock -F 100|1000 -g -o F -- WORKLOAD   # wall time of the whole command")
     w("")
     w("# attribution")
-    w("google-pprof --collapsed bench_split F.prof")
+    w("google-pprof --collapsed split F.prof")
     w("perf script -i F.data -F comm,tid,ip,sym                       # collapsed by Scripts/bench/bench.py")
     w("")
     w("# start-up")

@@ -4,16 +4,23 @@ import os
 from bench_common import GPERF_LIB
 
 
+def split_argv(bins, blocks):
+    """The split workload (Tests/Programs/split.c) doing a fixed amount of work: `blocks` blocks."""
+    return [os.path.join(bins, "split"), "--blocks", str(blocks)]
+
+
 def workloads(bins, scale=None):
-    """name -> (description, argv builder taking the work count)."""
-    def split(n): return [os.path.join(bins, "bench_split"), str(n)]
-    def threads(n): return [os.path.join(bins, "bench_threads"), str(n)]
-    def swift(n): return [os.path.join(bins, "bench_matrix"), str(n)]
+    """name -> (description, argv builder taking the work count). split, threads and matrix are
+    the test programs of Tests/Programs, told to do a fixed amount of work instead of running for
+    a fixed time; the matrices are 128 x 128 (the tests' are 200 x 200)."""
+    def split(n): return split_argv(bins, n)
+    def threads(n): return [os.path.join(bins, "threads"), "--blocks", str(n)]
+    def swift(n): return [os.path.join(bins, "matrix"), "--rounds", str(n), "--size", "128"]
     def deep(n): return [os.path.join(bins, "bench_deep"), str(n)]
     return {
-        "split": ("C, 1 thread, CPU split 50/30/20 (bench_split.c)", split, 20000),
-        "threads8": ("C, 8 busy threads on 2 cores (bench_threads.c)", threads, 4000),
-        "swift": ("Swift matrix multiply, swiftc -O (bench_matrix.swift)", swift, 100),
+        "split": ("C, 1 thread, CPU split 50/30/20 (Tests/Programs/split.c)", split, 20000),
+        "threads8": ("C, 8 busy threads on 2 cores (Tests/Programs/threads.c)", threads, 4000),
+        "swift": ("Swift matrix multiply, swiftc -O (Tests/Programs/matrix.swift)", swift, 100),
         "deep": ("C, work at the leaves of 100-200-frame recursion (bench_deep.c)", deep, 20000),
     }
 

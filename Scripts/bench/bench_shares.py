@@ -87,5 +87,5 @@ def measured_shares(stdout_path):
             if len(parts) == 3 and parts[0] == "measured":
                 shares[parts[1]] = float(parts[2])
     if set(shares) != set(SPLIT_FUNCTIONS):
-        raise BenchError(f"bench_split printed no ground truth in {stdout_path}")
+        raise BenchError(f"the split workload printed no ground truth in {stdout_path}")
     return shares

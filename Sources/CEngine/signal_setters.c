@@ -46,13 +46,19 @@ static sighandler_t replace_handler(int signo, sighandler_t handler, int flags, 
     return previous.sa_handler;
 }
 
+/* libc's own `name`, a setter of signal()'s type, found once into `cache`, for a signal the
+ * engine does not virtualize; SIG_ERR when libc has none. */
+static sighandler_t libc_setter(const char *name, void *_Atomic *cache, int signo, sighandler_t handler) {
+    sighandler_t (*libc)(int, sighandler_t) = ss_real_function(name, cache);
+    return libc ? libc(signo, handler) : SIG_ERR;
+}
+
 /* glibc's __bsd_signal: the signal blocked in its handler, system calls
  * restarted unless siginterrupt said otherwise. */
 sighandler_t signal(int signo, sighandler_t handler) {
     if (!ss_signal_is_virtualized(signo)) {
         static void *_Atomic cache;
-        __typeof__(&signal) libc = ss_real_function("signal", &cache);
-        return libc ? libc(signo, handler) : SIG_ERR;
+        return libc_setter("signal", &cache, signo, handler);
     }
     return replace_handler(signo, handler, atomic_load(&interrupting) & signal_bit(signo) ? 0 : SA_RESTART, 1);
 }
@@ -66,8 +72,7 @@ sighandler_t ssignal(int signo, sighandler_t handler) __attribute__((alias("sign
 sighandler_t sysv_signal(int signo, sighandler_t handler) {
     if (!ss_signal_is_virtualized(signo)) {
         static void *_Atomic cache;
-        __typeof__(&sysv_signal) libc = ss_real_function("sysv_signal", &cache);
-        return libc ? libc(signo, handler) : SIG_ERR;
+        return libc_setter("sysv_signal", &cache, signo, handler);
     }
     return replace_handler(signo, handler, SA_ONESHOT | SA_NOMASK | SA_INTERRUPT, 0);
 }
@@ -80,8 +85,7 @@ sighandler_t __sysv_signal(int signo, sighandler_t handler) __attribute__((alias
 sighandler_t sigset(int signo, sighandler_t disposition) {
     if (!ss_signal_is_virtualized(signo)) {
         static void *_Atomic cache;
-        __typeof__(&sigset) libc = ss_real_function("sigset", &cache);
-        return libc ? libc(signo, disposition) : SIG_ERR;
+        return libc_setter("sigset", &cache, signo, disposition);
     }
     sigset_t just_this, mask_before;
     sigemptyset(&just_this);

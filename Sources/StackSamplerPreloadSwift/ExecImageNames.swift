@@ -1,4 +1,5 @@
 import Glibc
+import StackSampler
 
 /// Names for the profile of a process image that calls exec.
 ///
@@ -38,7 +39,7 @@ enum ExecImageNames {
     /// to the kernel's clock tick; 0 if unknown (then every existing file counts as written).
     private static func processStartRealtimeNanoseconds() -> Int64 {
         // Field 22 of /proc/self/stat, in clock ticks since boot; fields restart after the ')' of the name.
-        guard let stat = readSmallFile("/proc/self/stat"), let close = stat.lastIndex(of: ")") else { return 0 }
+        guard let stat = FileIO.readProcText("/proc/self/stat", limit: 4096), let close = stat.lastIndex(of: ")") else { return 0 }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 19, let ticks = Int64(fields[19]) else { return 0 }
         let ticksPerSecond = Int64(sysconf(Int32(_SC_CLK_TCK)))
@@ -52,15 +53,5 @@ enum ExecImageNames {
 
     private static func nanoseconds(_ time: timespec) -> Int64 {
         Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
-    }
-
-    private static func readSmallFile(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: 4096)
-        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        return String(decoding: bytes[0..<count], as: UTF8.self)
     }
 }

@@ -1,9 +1,18 @@
-// matrix: a Swift workload, to check Swift symbols come out demangled.
+// matrix: a Swift workload, to check Swift symbols come out demangled, and the benchmarks'
+// Swift workload.
 //
-// Multiplies 200x200 matrices of doubles for argv[1] seconds (default 1.5) of wall time and
-// prints a checksum. Nearly all the time is spent in `Matrix.multiply(_:)`.
+// Multiplies square matrices of doubles (i-k-j order) and prints the rounds and a checksum.
+// Nearly all the time is spent in `Matrix.multiply(_:)`.
+//
+//   matrix [SECONDS] [--rounds N] [--size N]
+//
+// SECONDS: multiply for that much wall time (default 1.5), for the tests. --rounds N: N rounds,
+// a fixed amount of work, for the benchmarks (the run time under a profiler, divided by the run
+// time without, is its slowdown). --size N: N x N matrices (default 200).
 //
 // Build: swiftc -O -o matrix matrix.swift
+
+import Glibc
 
 /// A square, dense, row-major matrix of doubles.
 struct Matrix {
@@ -40,14 +49,50 @@ struct Matrix {
     }
 }
 
-let seconds = CommandLine.arguments.count > 1 ? Double(CommandLine.arguments[1]) ?? 1.5 : 1.5
+/// What the command line asks: wall time or rounds, and the matrices' size.
+struct Work {
+    /// Seconds of wall time to multiply for, unless `rounds` is set.
+    var seconds = 1.5
+    /// How many rounds, when a fixed amount of work is asked for.
+    var rounds: Int?
+    /// Rows and columns of the matrices.
+    var size = 200
+
+    /// Reads `[SECONDS] [--rounds N] [--size N]`; exits with status 2 and a message on anything else.
+    init(arguments: [String]) {
+        var rest = arguments.dropFirst()
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--rounds": rounds = Self.count(rest.popFirst(), for: argument)
+            case "--size": size = Self.count(rest.popFirst(), for: argument)
+            default:
+                guard let value = Double(argument), value >= 0 else { Self.fail("\(argument) is not a number of seconds") }
+                seconds = value
+            }
+        }
+    }
+
+    /// `value` as a whole number of 1 or more, or exits naming `option`.
+    private static func count(_ value: String?, for option: String) -> Int {
+        guard let value, let count = Int(value), count >= 1 else { fail("\(option) wants a whole number, 1 or more") }
+        return count
+    }
+
+    /// Says what is wrong on standard error and exits with status 2.
+    private static func fail(_ message: String) -> Never {
+        fputs("matrix: \(message) (usage: matrix [SECONDS] [--rounds N] [--size N])\n", stderr)
+        exit(2)
+    }
+}
+
+let work = Work(arguments: CommandLine.arguments)
 let clock = ContinuousClock()
-let deadline = clock.now + .milliseconds(Int(seconds * 1000))
-let left = Matrix(size: 200, seed: 0.5)
-var right = Matrix(size: 200, seed: 0.25)
+let deadline = clock.now + .milliseconds(Int(work.seconds * 1000))
+let left = Matrix(size: work.size, seed: 0.5)
+var right = Matrix(size: work.size, seed: 0.25)
 var checksum = 0.0
 var rounds = 0
-while clock.now < deadline {
+while work.rounds.map({ rounds < $0 }) ?? (clock.now < deadline) {
     let product = left.multiply(right)
     checksum += product.elements[rounds % product.elements.count]
     right.elements[rounds % right.elements.count] += 1e-3

@@ -30,14 +30,6 @@ SAMPLED_FUNCTION static uint64_t read_zero(int fd, double seconds) {
 
 SAMPLED_FUNCTION static uint64_t spin_user(double seconds) { return burn_cpu(seconds, 0x9E3779B97F4A7C15ULL); }
 
-/* A small deterministic generator (xorshift64*) for round lengths and orders. */
-static uint64_t next_random(uint64_t *state) {
-    *state ^= *state >> 12;
-    *state ^= *state << 25;
-    *state ^= *state >> 27;
-    return *state * 0x2545F4914F6CDD1DULL;
-}
-
 static double seconds_of(struct timeval value) { return (double)value.tv_sec + (double)value.tv_usec * 1e-6; }
 
 int main(int argc, char **argv) {

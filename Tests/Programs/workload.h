@@ -46,20 +46,80 @@ static inline void sleep_ms(double milliseconds) {
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR) {}
 }
 
+/* Iterations of the dependent multiply-add chain in one block of work (about 20 us on a 3 GHz core). */
+#define BLOCK_ITERATIONS 16384
+
 /* Burns CPU in the caller's own frame until the calling thread has used `seconds` more CPU
  * time. `salt` makes the generated code differ per caller, so look-alike callers stay
  * distinct functions. Returns a value derived from all the work, so none of it is dead.
- * The thread clock is a system call (~0.5 us); it is read once per ~20 us of arithmetic so
- * that nearly all samples land in the caller, not in clock_gettime. */
+ * The thread clock is a system call (~0.5 us); it is read once a block, so that nearly all
+ * samples land in the caller, not in clock_gettime. (No helper for the block: the inlined
+ * program's DWARF must show burn_cpu at the leaf.) */
 static inline __attribute__((always_inline)) uint64_t burn_cpu(double seconds, uint64_t salt) {
     const double end = thread_cpu_seconds() + seconds;
     uint64_t x = salt;
     do {
-        for (int i = 0; i < 16384; i++) {
+        for (int i = 0; i < BLOCK_ITERATIONS; i++) {
             x = x * 6364136223846793005ULL + salt;
         }
     } while (thread_cpu_seconds() < end);
     return x;
+}
+
+/* `blocks` blocks of arithmetic in the caller's own frame, with no system call: a fixed amount
+ * of work, which takes longer when a profiler slows the program down. */
+static inline __attribute__((always_inline)) uint64_t burn_blocks(long blocks, uint64_t salt) {
+    uint64_t x = salt;
+    for (long b = 0; b < blocks; b++) {
+        for (int i = 0; i < BLOCK_ITERATIONS; i++) {
+            x = x * 6364136223846793005ULL + salt;
+        }
+    }
+    return x;
+}
+
+/* How much CPU work a program is told to do: by default `seconds` of each working thread's CPU
+ * time (what the tests ask: about as many samples whatever the profiler costs); with
+ * `--blocks N`, `blocks` blocks of arithmetic (what the benchmarks ask: the same work under
+ * every profiler, so that the run time under one, divided by the run time without, is its
+ * slowdown). */
+struct work_amount {
+    int fixed; /* blocks, not seconds */
+    double seconds;
+    long blocks;
+};
+
+/* The work asked for on the command line: `--blocks N`, or SECONDS (fractions allowed), or,
+ * with no argument, `default_seconds`. Exits with status 2 and a message on a bad count. */
+static inline struct work_amount work_argument(int argc, char **argv, double default_seconds) {
+    if (argc > 1 && strcmp(argv[1], "--blocks") == 0) {
+        char *end = NULL;
+        const long blocks = argc > 2 ? strtol(argv[2], &end, 10) : 0;
+        if (argc < 3 || *end != 0 || blocks < 1) {
+            fprintf(stderr, "%s: --blocks wants a whole number of blocks, 1 or more\n", argv[0]);
+            exit(2);
+        }
+        return (struct work_amount){.fixed = 1, .blocks = blocks};
+    }
+    return (struct work_amount){.seconds = seconds_argument(argc, argv, default_seconds)};
+}
+
+/* `tenths` tenths of `amount` (whole blocks, rounded down). */
+static inline struct work_amount work_tenths(struct work_amount amount, int tenths) {
+    return (struct work_amount){.fixed = amount.fixed, .seconds = amount.seconds * tenths / 10, .blocks = amount.blocks * tenths / 10};
+}
+
+/* Does `amount` of work in the caller's own frame (see burn_cpu and burn_blocks). */
+static inline __attribute__((always_inline)) uint64_t burn_work(struct work_amount amount, uint64_t salt) {
+    return amount.fixed ? burn_blocks(amount.blocks, salt) : burn_cpu(amount.seconds, salt);
+}
+
+/* A small deterministic generator (xorshift64*). */
+static inline uint64_t next_random(uint64_t *state) {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    return *state * 0x2545F4914F6CDD1DULL;
 }
 
 /* How many of this process's descriptors are perf_event counters (links to

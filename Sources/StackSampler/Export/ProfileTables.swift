@@ -80,11 +80,7 @@ struct ProfileTables {
 
     /// The index in `modules` (sorted by start) of the module containing `address`.
     private static func moduleIndex(containing address: UInt, in modules: [Module]) -> Int? {
-        var low = 0, high = modules.count
-        while low < high {
-            let middle = (low + high) / 2
-            if modules[middle].start <= address { low = middle + 1 } else { high = middle }
-        }
+        let low = modules.firstIndex(startingAfter: address) { $0.start }
         guard low > 0, address < modules[low - 1].end else { return nil }
         return low - 1
     }

@@ -7,15 +7,15 @@ package enum FileIO {
         readText("/proc/self/comm", limit: 64).map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? ""
     }
 
-    /// The whole content of a small file (for example under /proc), or nil if it cannot be read.
-    static func readText(_ path: String, limit: Int = 1 << 22) -> String? {
+    /// The whole content of a small file (for example under /proc), or nil (errno set) if it cannot be read.
+    package static func readText(_ path: String, limit: Int = 1 << 22) -> String? {
         readBytes(path, limit: limit).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// A /proc file of at most `limit` bytes, in one read: the kernel hands a whole small
     /// /proc file over in the first read, so the read that would find its end is left out
     /// (the sampler thread reads these on every tick). Nil if it cannot be read.
-    static func readProcText(_ path: String, limit: Int) -> String? {
+    package static func readProcText(_ path: String, limit: Int) -> String? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -28,22 +28,38 @@ package enum FileIO {
         return String(decoding: buffer[0..<count], as: UTF8.self)
     }
 
-    /// The bytes of a file, up to `limit`, or nil if it cannot be read.
+    /// The bytes of a file, up to `limit`, or nil (errno set) if it cannot be read. Plain
+    /// `read(2)` to the end: procfs files, whose size is given as 0, are read whole.
     static func readBytes(_ path: String, limit: Int = 1 << 30) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
         var bytes: [UInt8] = []
-        // Sized to the limit: the sampler thread reads small /proc files on every tick.
-        var chunk = [UInt8](repeating: 0, count: min(limit, 65536))
-        while bytes.count < limit {
-            let wanted = min(chunk.count, limit - bytes.count)
+        // Chunks sized to the limit: the sampler thread reads small /proc files on every tick.
+        let whole = readChunks(of: path, chunkSize: min(limit, 65536), limit: limit) { chunk in
+            bytes.append(contentsOf: chunk)
+            return true
+        }
+        return whole ? bytes : nil
+    }
+
+    /// Reads the file at `path` from its start, at most `chunkSize` bytes a `read(2)` (read
+    /// again when a signal interrupts it) and `limit` bytes in all, handing each chunk to `body`
+    /// until the end of the file, the limit, or `body` returning false. False (errno set) when
+    /// the file cannot be opened or a read fails; true otherwise, `body` having stopped it or not.
+    static func readChunks(of path: String, chunkSize: Int, limit: Int = .max,
+                           _ body: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var chunk = [UInt8](repeating: 0, count: max(1, chunkSize))
+        var total = 0
+        while total < limit {
+            let wanted = min(chunk.count, limit - total)
             let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, wanted) }
             if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes.append(contentsOf: chunk[0..<count])
+            guard count > 0 else { return count == 0 }
+            total += count
+            guard chunk.withUnsafeBytes({ body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }) else { return true }
         }
-        return bytes
+        return true
     }
 
     /// Writes `bytes` to `path`, replacing it. The bytes go to a new file beside it, which is

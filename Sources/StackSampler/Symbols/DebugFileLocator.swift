@@ -1,6 +1,3 @@
-import FileFormatLibraries
-import Glibc
-
 /// Finds the separate debug file of a stripped module, where gdb looks for it: by build id
 /// under the debug root, then by `.gnu_debuglink` name next to the module, in its `.debug/`
 /// directory, and under the debug root. A candidate is used only if it is the module's: same
@@ -32,22 +29,12 @@ struct DebugFileLocator {
 
     /// The CRC-32 of the whole file at `path`, nil if it cannot be read.
     private func fileCRC32(_ path: String) -> UInt32? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var crc: UInt32 = 0
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if count == 0 { return crc }
-            guard let next = chunk.withUnsafeBytes({ XZ.crc32(UnsafeRawBufferPointer(rebasing: $0[0..<count]), continuing: crc) })
-            else { return nil }
-            crc = next
+        var crc: UInt32? = 0
+        let read = FileIO.readChunks(of: path, chunkSize: 1 << 20) { chunk in
+            crc = crc.flatMap { XZ.crc32(chunk, continuing: $0) }
+            return crc != nil
         }
+        return read ? crc : nil
     }
 }
 

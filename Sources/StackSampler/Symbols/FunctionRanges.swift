@@ -26,12 +26,7 @@ struct FunctionRanges: Sendable {
 
     /// The range containing `vaddr`: the one with the greatest start at or below it, if it reaches `vaddr`.
     func range(containing vaddr: UInt64) -> Range<UInt64>? {
-        var low = 0
-        var high = starts.count
-        while low < high {
-            let mid = (low + high) / 2
-            if starts[mid] <= vaddr { low = mid + 1 } else { high = mid }
-        }
+        let low = starts.firstIndex(startingAfter: vaddr) { $0 }
         guard low > 0, vaddr < ends[low - 1] else { return nil }
         return starts[low - 1]..<ends[low - 1]
     }

@@ -47,7 +47,7 @@ struct ModuleMap: Sendable {
 
     /// The executable mappings of this process, from `/proc/self/maps` (empty if unreadable).
     static func current() -> ModuleMap {
-        let bytes = readWholeFile("/proc/self/maps") ?? []
+        let bytes = FileIO.readBytes("/proc/self/maps") ?? []
         return ModuleMap(mapsText: String(decoding: bytes, as: UTF8.self))
     }
 
@@ -105,14 +105,9 @@ struct ModuleMap: Sendable {
         Self.last(in: pseudoRegions, startingAtOrBefore: address, start: \.start).flatMap { address < $0.end ? $0 : nil }
     }
 
-    /// Binary search over `items` sorted by `start`.
+    /// The last of `items` (sorted by `start`) that starts at or before `address`.
     private static func last<Item>(in items: [Item], startingAtOrBefore address: UInt, start: (Item) -> UInt) -> Item? {
-        var low = 0
-        var high = items.count
-        while low < high {
-            let mid = (low + high) / 2
-            if start(items[mid]) <= address { low = mid + 1 } else { high = mid }
-        }
-        return low > 0 ? items[low - 1] : nil
+        let after = items.firstIndex(startingAfter: address, start: start)
+        return after > 0 ? items[after - 1] : nil
     }
 }

@@ -46,12 +46,7 @@ struct PerfMap: Sendable {
 
     /// The name of the newest entry covering `address`, and where that code starts.
     func entry(containing address: UInt) -> Entry? {
-        var low = 0
-        var high = entries.count
-        while low < high {
-            let middle = (low + high) / 2
-            if entries[middle].start <= address { low = middle + 1 } else { high = middle }
-        }
+        let low = entries.firstIndex(startingAfter: address) { $0.start }
         var found: Entry?
         for index in stride(from: low - 1, through: max(0, low - Self.overlapLookback), by: -1) where index >= 0 {
             let entry = entries[index]

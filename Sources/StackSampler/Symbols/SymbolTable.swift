@@ -95,13 +95,7 @@ struct SymbolTable: Sendable {
 
     /// Index of the entry covering `vaddr`, or nil if no symbol covers it.
     func index(covering vaddr: UInt64) -> Int? {
-        // Binary search for the last entry with start <= vaddr.
-        var low = 0
-        var high = entries.count
-        while low < high {
-            let mid = (low + high) / 2
-            if entries[mid].start <= vaddr { low = mid + 1 } else { high = mid }
-        }
+        let low = entries.firstIndex(startingAfter: vaddr) { $0.start }
         guard low > 0, vaddr < entries[low - 1].end else { return nil }
         return low - 1
     }

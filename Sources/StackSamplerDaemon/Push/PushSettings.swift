@@ -35,7 +35,7 @@ package enum PushCredentials: Sendable, Equatable {
         case .basic(let user, let password): return "Basic \(Base64.encoded(Array("\(user):\(password)".utf8)))"
         case .bearer(let token): return "Bearer \(token)"
         case .file(let path):
-            guard let text = readSmallFile(path)?.trimmingSpaces else {
+            guard let text = FileIO.readText(path, limit: 65536)?.trimmingSpaces else {
                 throw .invalid("cannot read the push credentials file \(path): \(String(cString: strerror(errno)))")
             }
             guard !text.isEmpty else { throw .invalid("the push credentials file \(path) is empty") }
@@ -109,21 +109,4 @@ package struct PushSettings: Sendable, Equatable {
         if let queue = try value(SessionSettings.pushQueue) { settings.queueLength = queue }
         return settings
     }
-}
-
-/// The contents of a file of at most 64 KiB as text; nil (errno set) when it cannot be read.
-func readSmallFile(_ path: String) -> String? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while bytes.count < 65536 {
-        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        if count < 0 && errno == EINTR { continue }
-        guard count >= 0 else { return nil }
-        if count == 0 { break }
-        bytes += chunk[..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
 }
