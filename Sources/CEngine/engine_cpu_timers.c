@@ -101,4 +101,4 @@ static int sample_taken(const siginfo_t *info) {
 }
 
 const ss_sampling_engine ss_cpu_timer_engine = {"CPU-time timers", attach, arm, disarm, detach, orphaned,
-                                                forget_after_fork, owns_signal, sample_taken};
+                                                forget_after_fork, NULL, owns_signal, sample_taken};

@@ -323,6 +323,15 @@ static int thread_exited(int handle) {
 
 static int orphaned(int handle) { return !still_ours(handle) || thread_exited(handle); }
 
+/* The counter's control page is rewritten (its `lock` moved on by two) each time the kernel
+ * schedules the counter in with its thread, which is each time the thread gets a core while the
+ * counter is enabled. The mapping holds the counter even if the program closed its descriptor. */
+static int64_t schedule_sequence(int handle) {
+    if (handle < 0 || handle >= DESCRIPTOR_LIMIT || !control_pages[handle]) return -1;
+    const struct perf_event_mmap_page *page = control_pages[handle];
+    return (int64_t)__atomic_load_n(&page->lock, __ATOMIC_ACQUIRE);
+}
+
 /* A forked child closes its copies of the parent's counters, and nothing the program put at
  * their numbers since (a file it dup2()ed there before forking stays open in the child). */
 static void forget_after_fork(int handle) { release(handle); }
@@ -330,5 +339,5 @@ static void forget_after_fork(int handle) { release(handle); }
 /* An overflow comes as POLL_IN from the counter's descriptor, one that is (or was) the engine's. */
 static int owns_signal(const siginfo_t *info) { return info->si_code == POLL_IN && marked(ours, info->si_fd); }
 
-const ss_sampling_engine ss_perf_event_engine = {"perf_event task-clock counters", attach, arm, disarm,
-                                                 detach, orphaned, forget_after_fork, owns_signal, sample_taken};
+const ss_sampling_engine ss_perf_event_engine = {"perf_event task-clock counters", attach, arm, disarm, detach, orphaned,
+                                                 forget_after_fork, schedule_sequence, owns_signal, sample_taken};

@@ -12,7 +12,7 @@
  * switches a ring per thread tells (switch_ring.c), and walks, without a signal, of the threads
  * blocked in a call (ss_unwind_stack).
  *
- * attach to forget_after_fork are never called in signal context; the registry's lock
+ * attach to schedule_sequence are never called in signal context; the registry's lock
  * serialises them. owns_signal and sample_taken are the handler's: signal-safe.
  */
 #ifndef STACKSAMPLER_SAMPLING_ENGINE_H
@@ -43,6 +43,10 @@ typedef struct ss_sampling_engine {
     /* In a forked child: releases what the handle holds in this process (the child samples
      * none of the parent's threads). */
     void (*forget_after_fork)(int handle);
+    /* A number that changes every time the handle's thread gets a core while its sampling is
+     * armed, read without a system call, or -1 when the engine cannot tell; NULL for an engine
+     * that never can. The sampler thread's check that a thread asleep has not run since. */
+    int64_t (*schedule_sequence)(int handle);
     /* Whether `info`, a signal of the engine's number, is one this engine raised (now or in an
      * earlier session): its timer's cookie, its counter's descriptor. Any thread. */
     int (*owns_signal)(const siginfo_t *info);

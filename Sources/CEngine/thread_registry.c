@@ -264,6 +264,18 @@ int ss_thread_signal_blocked(int32_t tid) {
     return blocked;
 }
 
+int64_t ss_thread_schedule_sequence(int32_t tid) {
+    sigset_t saved;
+    lock_registry(&saved);
+    /* Under the lock: a thread that ends takes its entry out under it before its engine lets
+     * the handle go. */
+    attached_thread *thread = find(tid);
+    int64_t sequence = thread && !thread->blocked && thread->handle >= 0 && engine->schedule_sequence
+        ? engine->schedule_sequence(thread->handle) : -1;
+    unlock_registry(&saved);
+    return sequence;
+}
+
 int ss_thread_timer_orphaned(int32_t tid) {
     sigset_t saved;
     lock_registry(&saved);

@@ -153,6 +153,12 @@ int ss_thread_blocks_signal(int32_t tid, int signo);
  *  mask calls (or the last mask read) said so, and it is disarmed. */
 int ss_thread_signal_blocked(int32_t tid);
 
+/** A number that changes every time attached thread `tid` gets a core, read without a system
+ *  call, or -1 when that cannot be told (not attached, disarmed, or an engine without it: only
+ *  the perf engine's counters tell it). Equal at two moments: the thread did not get a core
+ *  between them, so one asleep at the first did not run. */
+int64_t ss_thread_schedule_sequence(int32_t tid);
+
 /** cpu mode: nonzero when `tid` is attached but its timer belongs to an earlier thread of the same
  *  tid that has exited (a tid reused by a thread not created through pthread_create, before the
  *  sampler's scan noticed): attach it again with `replace`. */

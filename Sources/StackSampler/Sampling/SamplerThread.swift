@@ -6,8 +6,9 @@ import Synchronization
 /// sample down the one path (`SampleRouting`), discovers new and exited threads (`ThreadScan`),
 /// and does its mode's work at each wake (`CPUDrainSchedule`, `WallScheduler`).
 final class SamplerThread: @unchecked Sendable {
-    /// How often /proc/self/task is read: threads created with pthread_create are attached by
-    /// the hook before they run, so the scan finds the others and the ones that exited.
+    /// How often a scan of the threads is considered (`ThreadScan.mayFindChanges`): threads
+    /// created with pthread_create are attached by the hook before they run, so the scan finds
+    /// the others and the ones that exited.
     private static let scanIntervalNanoseconds: UInt64 = 100_000_000
 
     /// The session's settings.
@@ -256,7 +257,7 @@ final class SamplerThread: @unchecked Sendable {
     /// One wake of the loop: drain, scan when due, the mode's work, and the consumers' turn.
     private func wake(at now: UInt64, due: Int, late: Int, scanning: Bool, stoppedWith attachedAtStop: ArraySlice<Int32>?) {
         drain()
-        if scanning {
+        if scanning, scan.mayFindChanges(at: now) {
             let ended = scan.scan(initial: false, own: ownThreads(), at: now, routing: &routing,
                                   ending: { self.schedule.threadEnding($0, routing: &$1) })
             for tid in ended { schedule.threadEnded(tid) }

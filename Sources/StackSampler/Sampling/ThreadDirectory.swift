@@ -8,6 +8,11 @@ enum ThreadDirectory {
         FileIO.directoryEntries("/proc/self/task").compactMap { Int32($0) }
     }
 
+    /// How many threads the process has (`Threads:` in /proc/self/status), or -1 if unreadable.
+    static func threadCount() -> Int {
+        statusNumber("/proc/self/status", field: "Threads:") ?? -1
+    }
+
     /// Whether thread `tid` blocks signal `signo` (from `SigBlk` in its status, or its own
     /// mask for the calling thread), or nil if it has exited.
     static func blocks(_ tid: Int32, signal signo: Int32) -> Bool? {
@@ -20,14 +25,11 @@ enum ThreadDirectory {
         return blocked < 0 ? nil : blocked == 1
     }
 
-    /// How many times the thread has given up its core of its own accord (to sleep or wait:
-    /// `voluntary_ctxt_switches` in its status), or nil once it has exited. A thread preempted
-    /// while it had work does not add to it.
-    static func voluntarySwitches(of tid: Int32) -> Int? {
-        guard let status = FileIO.readProcText("/proc/self/task/\(tid)/status", limit: 8192),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") })
-        else { return nil }
-        return Int(line.dropFirst("voluntary_ctxt_switches:".count).drop(while: { $0 == " " || $0 == "\t" }))
+    /// The number after `field` in the /proc status file at `path`, or nil.
+    private static func statusNumber(_ path: String, field: String) -> Int? {
+        guard let status = FileIO.readProcText(path, limit: 8192),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }) else { return nil }
+        return Int(line.dropFirst(field.count).drop(while: { $0 == " " || $0 == "\t" }))
     }
 
     /// The thread's name (`comm`), or nil once it has exited.

@@ -30,6 +30,11 @@ struct ThreadScan {
     private var attachedByScan: Set<Int32> = []
     private static let fullOrphanCheckNanoseconds: UInt64 = 2_000_000_000
     private var lastFullOrphanCheck: UInt64 = 0
+    /// The attached threads and the process's thread count after the last scan, and when it was:
+    /// while both stay the same, a scan could find only a thread made without pthread_create that
+    /// replaced another such one, so it is done only every `quietScanNanoseconds`.
+    private var afterLastScan: (attached: [Int32], threadCount: Int, time: UInt64) = ([], -1, 0)
+    private static let quietScanNanoseconds: UInt64 = 1_000_000_000
 
     /// The threads the engine samples now.
     mutating func attachedThreads() -> ArraySlice<Int32> {
@@ -40,13 +45,26 @@ struct ThreadScan {
         }
     }
 
+    /// Whether a scan at `now` may find a thread that started or ended, or is due anyway: the
+    /// attached threads (the pthread_create hook attaches and detaches them) or the process's
+    /// thread count (`Threads:` in /proc/self/status, one read) changed since the last scan, or
+    /// a scan attached threads (made without pthread_create: one may end and another take its
+    /// tid between two scans, which only the orphaned-timer check sees). A scan lists
+    /// /proc/self/task and reads every thread's CPU time: with 100 threads asleep, scans every
+    /// 100 ms were a quarter of the sampler thread's work in wall mode.
+    mutating func mayFindChanges(at now: UInt64) -> Bool {
+        now &- afterLastScan.time >= Self.quietScanNanoseconds || !attachedByScan.isEmpty
+            || attachedThreads().sorted() != afterLastScan.attached || ThreadDirectory.threadCount() != afterLastScan.threadCount
+    }
+
     /// Attaches threads that appeared (all of them if `initial`), detaches those that exited
     /// and updates the figures of the live ones; `own` are the profiler's threads, never
     /// attached; `ending` is told of each thread that ended before `routing` forgets it.
     /// Returns the threads that ended, already detached.
     mutating func scan(initial: Bool, own: Set<Int32>, at now: UInt64, routing: inout SampleRouting,
                        ending: (Int32, inout SampleRouting) -> Void = { _, _ in }) -> [Int32] {
-        let live = Set(ThreadDirectory.threadIDs()).subtracting(own)
+        let listed = ThreadDirectory.threadIDs()
+        let live = Set(listed).subtracting(own)
         let attached = Set(attachedThreads())
         let unattached = live.subtracting(attached)
         for tid in unattached where initial || unattachedAtLastScan.contains(tid) {
@@ -89,6 +107,7 @@ struct ThreadScan {
                 }
             }
         }
+        afterLastScan = (attachedThreads().sorted(), listed.count, now)
         return ended
     }
 

@@ -317,6 +317,12 @@ struct WallScheduler: SamplerSchedule {
     /// wake that planned several are counted lost, not guessed. Returns whether it moved.
     private mutating func lookUnknown(_ thread: WallThread, at now: UInt64, due: Int, late: Int,
                                       routing: inout SampleRouting) -> Bool {
+        // Walked asleep and not given a core since (no system call): still there.
+        if let sequence = thread.asleepSequence, thread.pending.isEmpty, thread.samples.isEmpty, thread.counted,
+           ss_thread_schedule_sequence(thread.tid) == sequence {
+            owe(thread, due, at: now, routing: &routing)
+            return false
+        }
         let cpu = ss_thread_cpu_time_ns(thread.tid)
         if cpu >= 0, thread.pending.isEmpty, thread.samples.isEmpty, thread.counted, let known = thread.known,
            cpu - known.cpu < Self.unmovedNanoseconds {
@@ -430,11 +436,14 @@ struct WallScheduler: SamplerSchedule {
         // that never gets another record).
         let ring = sleep == nil ? nil : thread.ring
         let stayedAsleep = ring.map { ring in { ss_switch_ring_unread(ring) == 0 && ss_thread_cpu_time_ns(thread.tid) == cpu } }
+        // Without a ring: read before the walk, so that a core got during it or after changes it.
+        let sequence = ring == nil ? ss_thread_schedule_sequence(thread.tid) : -1
         switch blockedWalker.look(at: thread.tid, cpu: cpu, now: now, stayedAsleep: stayedAsleep) {
         case .walked:
             var known = WallThread.Known(sample: Sample(blockedWalker.sample), cpu: cpu, reach: Self.unmovedNanoseconds)
             known.sleep = sleep
             settle(thread, next: known, routing: &routing)
+            if sequence >= 0 { thread.asleepSequence = sequence }
             count(thread, known: known, at: now, ticks: due, routing: &routing)
         case .running:
             thread.cpuAtLastTick = cpu
@@ -541,6 +550,9 @@ final class WallThread {
     private(set) var known: Known?
     /// The sleep `known` was walked in, if any (read without copying `known`).
     private(set) var knownSleep: UInt64?
+    /// A thread without a ring walked asleep (`known`): its schedule sequence before the walk
+    /// (`ss_thread_schedule_sequence`); the same later, it has not run since.
+    var asleepSequence: Int64?
     /// Whether `known` has been counted once (then it is the aggregator's last stack of the thread).
     var counted = false
     /// Ticks waiting for a sample, oldest first.
@@ -568,6 +580,7 @@ final class WallThread {
     func know(_ stack: Known) {
         known = stack
         knownSleep = stack.sleep
+        asleepSequence = nil
         counted = false
     }
 }
