@@ -254,36 +254,30 @@ void ss_thread_note_signal_blocked(int32_t tid, int blocked) {
 
 int ss_thread_any_blocked(void) { return atomic_load_explicit(&blocked_count, memory_order_relaxed) != 0; }
 
-int ss_thread_signal_blocked(int32_t tid) {
-    if (!ss_thread_any_blocked()) return 0;
+/* `ask`'s answer about the entry of `tid` (NULL when it is not attached), under the registry's
+ * lock: a thread that ends takes its entry out under it before its engine lets the handle go. */
+static int64_t ask_about(int32_t tid, int64_t (*ask)(const attached_thread *thread)) {
     sigset_t saved;
     lock_registry(&saved);
-    attached_thread *thread = find(tid);
-    int blocked = thread && thread->blocked;
+    int64_t answer = ask(find(tid));
     unlock_registry(&saved);
-    return blocked;
+    return answer;
 }
 
-int64_t ss_thread_schedule_sequence(int32_t tid) {
-    sigset_t saved;
-    lock_registry(&saved);
-    /* Under the lock: a thread that ends takes its entry out under it before its engine lets
-     * the handle go. */
-    attached_thread *thread = find(tid);
-    int64_t sequence = thread && !thread->blocked && thread->handle >= 0 && engine->schedule_sequence
+static int64_t blocked(const attached_thread *thread) { return thread && thread->blocked; }
+
+int ss_thread_signal_blocked(int32_t tid) { return ss_thread_any_blocked() && ask_about(tid, blocked); }
+
+static int64_t schedule_sequence(const attached_thread *thread) {
+    return thread && !thread->blocked && thread->handle >= 0 && engine->schedule_sequence
         ? engine->schedule_sequence(thread->handle) : -1;
-    unlock_registry(&saved);
-    return sequence;
 }
 
-int ss_thread_timer_orphaned(int32_t tid) {
-    sigset_t saved;
-    lock_registry(&saved);
-    attached_thread *thread = find(tid);
-    int orphaned = thread && thread->handle >= 0 && engine->orphaned(thread->handle);
-    unlock_registry(&saved);
-    return orphaned;
-}
+int64_t ss_thread_schedule_sequence(int32_t tid) { return ask_about(tid, schedule_sequence); }
+
+static int64_t orphaned(const attached_thread *thread) { return thread && thread->handle >= 0 && engine->orphaned(thread->handle); }
+
+int ss_thread_timer_orphaned(int32_t tid) { return ask_about(tid, orphaned) != 0; }
 
 size_t ss_thread_list(int32_t *tids, size_t capacity) {
     sigset_t saved;

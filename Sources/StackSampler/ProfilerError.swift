@@ -13,6 +13,7 @@ public enum ProfilerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The output could not be written.
     case outputFailed(path: String, reason: String)
 
+    /// What went wrong and what to do about it, in one line.
     public var description: String {
         switch self {
         case .alreadyRunning: "the profiler is already running; call stop() before starting again"
