@@ -75,12 +75,12 @@ extension EndToEnd {
 
         /// Threads that burn 100 us between 1 ms poll, select and epoll_wait calls see no EINTR
         /// (the sampler never signals a thread; the engine's counters signal only in user space);
-        /// a function that spins, waiting for a core part of the time, is never counted for more
-        /// ticks than its call lasted (2 % for the ticks at either end). Not checked: that it is
-        /// counted at every one of them (docs/limits.md: the perf engine's samples of a
-        /// thread kept off its core much of the time can stop for hundreds of milliseconds, and
-        /// the ticks between are counted lost).
-        @Test("busy machine, wall 1 ms and 10 ms: no EINTR in blocking bursts; a busy call never counted longer than it lasted",
+        /// a function that spins, waiting for a core part of the time, is counted at the ticks of
+        /// its call, within 2 % (the ticks at either end). Before: in a quarter of the runs it was
+        /// counted at half or three quarters of them, its counter stopped for 500 ms because a
+        /// mask check had read its signal blocked while the thread, kept off its core, was in the
+        /// engine's handler.
+        @Test("busy machine, wall 1 ms and 10 ms: no EINTR in blocking bursts; a busy call counted at the ticks it lasted (±2 %)",
               arguments: [1.0, 10.0])
         func bursts(periodMilliseconds: Double) throws {
             let directory = try ScratchDirectory.make("loaded-bursts-\(Int(periodMilliseconds))")
@@ -103,7 +103,7 @@ extension EndToEnd {
             let ticks = life / periodMilliseconds
             let samples = Double(try run.profile().inclusiveCount { $0 == "busy_life" })
             print("bursts: busy_life \(samples) samples over \(life) ms (\(ticks) ticks) at \(periodMilliseconds) ms")
-            #expect(samples <= ticks * 1.02 && samples > 0, "busy_life: \(samples) samples over a call of \(life) ms (\(ticks) ticks)\n\(run.process.stderr)")
+            #expect(samples <= ticks * 1.02 && samples >= ticks * 0.98, "busy_life: \(samples) samples over a call of \(life) ms (\(ticks) ticks)\n\(run.process.stderr)")
         }
     }
 }

@@ -20,6 +20,9 @@ struct ThreadScan {
     /// since evidently receives the signal) and its CPU time (a thread that has not run since
     /// cannot have changed its mask): then its mask is not read (a /proc status read is slow).
     private var atMaskCheck: [Int32: (taken: Int, cpu: Int64)] = [:]
+    /// Threads whose last mask read said they block the signal, not yet believed: read again at
+    /// the next scan, and only then is the thread's sampling stopped.
+    private var maskSuspects: Set<Int32> = []
     /// Reused by every call, rather than an array allocated per tick.
     private var attachedBuffer = [Int32](repeating: 0, count: 256)
     /// Threads a scan attached. The others were attached by the pthread_create hook and detach
@@ -53,7 +56,7 @@ struct ThreadScan {
     /// /proc/self/task and reads every thread's CPU time: with 100 threads asleep, scans every
     /// 100 ms were a quarter of the sampler thread's work in wall mode.
     mutating func mayFindChanges(at now: UInt64) -> Bool {
-        now &- afterLastScan.time >= Self.quietScanNanoseconds || !attachedByScan.isEmpty
+        now &- afterLastScan.time >= Self.quietScanNanoseconds || !attachedByScan.isEmpty || !maskSuspects.isEmpty
             || attachedThreads().sorted() != afterLastScan.attached || ThreadDirectory.threadCount() != afterLastScan.threadCount
     }
 
@@ -85,6 +88,7 @@ struct ThreadScan {
             ending(tid, &routing)
             routing.threadEnded(tid)
             atMaskCheck[tid] = nil
+            maskSuspects.remove(tid)
             attachedByScan.remove(tid)
         }
         for tid in reused {
@@ -98,7 +102,7 @@ struct ThreadScan {
                 let cpu = ss_thread_cpu_time_ns(tid)
                 guard cpu >= 0 else { continue }
                 aggregator.observe(tid, cpu: cpu, name: checkMasks ? ThreadDirectory.name(of: tid) : nil, bornDuringSession: !initial, at: now)
-                if checkMasks {
+                if checkMasks || maskSuspects.contains(tid) {
                     checkMask(tid, cpu: cpu, at: now, aggregator: &aggregator)
                 } else if ss_thread_signal_blocked(tid) != 0 {
                     // Between mask reads, what the interposed mask calls saw (a thread that blocks
@@ -118,11 +122,16 @@ struct ThreadScan {
         let before = atMaskCheck[tid]
         atMaskCheck[tid] = (taken ?? 0, cpu)
         if let taken, let before, taken > before.taken {
+            maskSuspects.remove(tid)
             aggregator.noteSignalBlocked(tid, false, at: now)
             return
         }
         if before?.cpu == cpu { return }
         if let blocked = ThreadDirectory.blocks(tid, signal: ss_engine_signal()) {
+            // Blocked at one read may be the engine's own handler running (the signal is blocked
+            // while it runs), on a thread kept off its core there: believed at the next read.
+            if blocked, maskSuspects.insert(tid).inserted, ss_thread_signal_blocked(tid) == 0 { return }
+            maskSuspects.remove(tid)
             aggregator.noteSignalBlocked(tid, blocked, at: now)
             // A mask changed behind the engine's interposers: the engine stops (or resumes) its
             // timer or signals for the thread here.
