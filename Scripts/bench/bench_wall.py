@@ -51,6 +51,16 @@ def _sampler_cost(program, lib, tmp, name, argv, period, rate, blocks_index=1):
             "whole_run_core_percent": long_ms / 10 / long_summary["seconds"]}
 
 
+def _median_cost(runs):
+    """The run whose cost per thread-tick is the median of `runs` (one pair of runs is noisy: the
+    difference of two sessions' CPU), with the range of all of them."""
+    per_tick = sorted(run["us_per_thread_tick"] for run in runs)
+    median = statistics.median(per_tick)
+    chosen = min(runs, key=lambda run: abs(run["us_per_thread_tick"] - median))
+    return dict(chosen, us_per_thread_tick=median, core_percent=chosen["core_percent"] * median / max(chosen["us_per_thread_tick"], 1e-9),
+                rounds=len(runs), us_range=(per_tick[0], per_tick[-1]))
+
+
 def cmd_wall_cost(args):
     tmp = os.path.join(args.work, "runs")
     os.makedirs(tmp, exist_ok=True)
@@ -58,9 +68,10 @@ def cmd_wall_cost(args):
     per_second = _blocks_per_second(program, tmp)
     blocks = str(int(per_second * args.seconds))
     result = {
-        "one busy thread, wall 1 kHz": _sampler_cost(program, args.lib, tmp, "one", ["1", blocks, "0"], "1ms", 1000),
-        "100 sleeping + 2 busy threads, wall 100 Hz": _sampler_cost(program, args.lib, tmp, "sleepers", ["2", blocks, "100"],
-                                                                   "10ms", 100),
+        "one busy thread, wall 1 kHz": _median_cost(
+            [_sampler_cost(program, args.lib, tmp, "one", ["1", blocks, "0"], "1ms", 1000) for _ in range(args.rounds)]),
+        "100 sleeping + 2 busy threads, wall 100 Hz": _median_cost(
+            [_sampler_cost(program, args.lib, tmp, "sleepers", ["2", blocks, "100"], "10ms", 100) for _ in range(args.rounds)]),
     }
     cores = os.cpu_count() or 1
     eight = ["8", str(int(per_second * args.seconds * cores / 8)), "0"]
@@ -84,7 +95,9 @@ def cmd_wall_cost(args):
     print("| figure | measured | budget |\n|---|---|---|")
     for label, figures, budget in ((f"one busy thread at wall 1 kHz ({one['threads']} threads)", one, "≤ 3 µs, ≤ 0.5 %"),
                                    ("100 sleeping + 2 busy threads at wall 100 Hz", sleepers, "≤ 0.5 %")):
-        print(f"| sampler thread, {label} | {figures['us_per_thread_tick']:.2f} µs per thread-tick, {figures['core_percent']:.2f} % "
-              f"of a core (whole run with its one-time {figures['one_time_ms']:.1f} ms: {figures['whole_run_core_percent']:.2f} %) | {budget} |")
+        low, high = figures["us_range"]
+        print(f"| sampler thread, {label} | {figures['us_per_thread_tick']:.2f} µs per thread-tick (median of {figures['rounds']} pairs of "
+              f"runs, {low:.2f}–{high:.2f}), {figures['core_percent']:.2f} % of a core (whole run with its one-time "
+              f"{figures['one_time_ms']:.1f} ms: {figures['whole_run_core_percent']:.2f} %) | {budget} |")
     print(f"| 8 busy threads on {cores} cores, slowdown (median of {args.rounds} interleaved rounds) | wall 1 kHz "
           f"{slowdown['wall 1 kHz']:+.1f} %, cpu 1 kHz {slowdown['cpu 1 kHz (perf engine)']:+.1f} % | wall ≤ cpu + 1 % |")
