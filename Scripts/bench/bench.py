@@ -28,6 +28,8 @@ Subcommands (each reads/writes JSON or text in the work directory, --work, defau
   export       sizes and times of every output format for a synthetic profile of --stacks unique stacks
   calls        invocation tracking in a continuous wall session: the tracker's cost per sample, the
                profiler's share of a core and resident size per window, invocations off and on (--seconds each)
+  stripped-names  Debian's xz -9 -T1 (liblzma stripped) on --megabytes of input under StackSampler and under perf:
+               the functions' shares, perf's per-address rows summed by the unwind data's function ranges
   report       writes the report (--output) from the JSON files
   report-engines  replaces only the engines section of an existing report (after a lone `engines` run)
   unwind-agreement  the engine's stack walk against libunwind's, frame by frame, on real programs (--repeats runs each)
@@ -53,6 +55,7 @@ from bench_export import cmd_export
 from bench_measure import cmd_attribution, cmd_calibrate, cmd_handler, cmd_machine, cmd_slowdown, cmd_startup
 from bench_report import REPORT, cmd_report, cmd_report_engines
 from bench_sampler import cmd_sampler
+from bench_stripped import cmd_stripped_names
 from bench_unwind import cmd_report_unwind, cmd_unwind_agreement
 from bench_wall import cmd_wall_cost
 
@@ -64,6 +67,7 @@ COMMANDS = {
     "wall-cost": cmd_wall_cost, "eintr": cmd_eintr,
     "calls": cmd_calls, "churn": cmd_churn,
     "sampler": cmd_sampler, "daemon": cmd_daemon, "async": cmd_async, "export": cmd_export,
+    "stripped-names": cmd_stripped_names,
 }
 
 # --seconds where a subcommand does not take the slowdown runs' 1.2 s.
@@ -86,6 +90,7 @@ def main():
                    "run length (sampler, default 10; daemon's cpu run, default 600); thread CPU per run (churn, default 4)")
     p.add_argument("--wall-seconds", type=float, default=120, help="the daemon's wall-mode run")
     p.add_argument("--stacks", type=int, default=100000, help="unique stacks of the synthetic profile (export)")
+    p.add_argument("--megabytes", type=int, default=30, help="input of xz (stripped-names)")
     p.add_argument("--attribution-seconds", type=float, default=5.0)
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per workload (slowdown, cpu-cost)")
     p.add_argument("--repeats", type=int, default=3, help="runs per profiler (attribution), per program (unwind-agreement), per case (churn)")
