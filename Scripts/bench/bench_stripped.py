@@ -8,6 +8,7 @@ either way, each one's share of all samples under each profiler.
 
     python3 Scripts/bench/bench.py stripped-names [--megabytes 30]
 """
+import bisect
 import os
 import random
 import re
@@ -73,8 +74,8 @@ def perf_by_range(data, dso, ranges):
         if fields[1] != dso or not fields[3].startswith("0x"):
             continue
         address = int(fields[3], 16)
-        index = next((i for i in range(len(starts) - 1, -1, -1) if starts[i] <= address), None)
-        if index is None or address >= ranges[index][1]:
+        index = bisect.bisect_right(starts, address) - 1
+        if index < 0 or address >= ranges[index][1]:
             outside += samples
             continue
         counts[starts[index]] = counts.get(starts[index], 0) + samples
