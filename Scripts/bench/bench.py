@@ -15,6 +15,8 @@ Subcommands (each reads/writes JSON or text in the work directory, --work, defau
                profiling; with --against, another build's library in the same interleaved rounds
   wall-cost    wall mode's sampler CPU per thread-tick (1 busy thread at 1 kHz; 100 sleeping + 2 busy at 100 Hz) and
                8 busy threads' slowdown at wall 1 kHz against cpu mode 1 kHz, side by side (Markdown table on stdout)
+  churn        cpu mode's timer engine on short-lived threads at 10 ms (Tests/Programs/churn.c): churn_fn's samples
+               against its CPU / period for threads of 100 us to 200 ms (--repeats runs of about --seconds, default 4)
   eintr        wall mode's bursts program (poll, select, epoll_wait) --runs times at 1 ms and 10 ms with every core
                busy: EINTRs in all the blocking calls (--seconds each run, default 1)
   sampler      the sampler thread's CPU per sample, 4 threads over many distinct stacks at 1 kHz, cpu and wall
@@ -26,6 +28,8 @@ Subcommands (each reads/writes JSON or text in the work directory, --work, defau
   export       sizes and times of every output format for a synthetic profile of --stacks unique stacks
   calls        invocation tracking in a continuous wall session: the tracker's cost per sample, the
                profiler's share of a core and resident size per window, invocations off and on (--seconds each)
+  stripped-names  Debian's xz -9 -T1 (liblzma stripped) on --megabytes of input under StackSampler and under perf:
+               the functions' shares, perf's per-address rows summed by the unwind data's function ranges
   report       writes the report (--output) from the JSON files
   report-engines  replaces only the engines section of an existing report (after a lone `engines` run)
   unwind-agreement  the engine's stack walk against libunwind's, frame by frame, on real programs (--repeats runs each)
@@ -41,6 +45,7 @@ import sys
 
 from bench_async import cmd_async
 from bench_calls import cmd_calls
+from bench_churn import cmd_churn
 from bench_common import BenchError, log
 from bench_cpu_cost import cmd_cpu_cost
 from bench_eintr import cmd_eintr
@@ -50,6 +55,7 @@ from bench_export import cmd_export
 from bench_measure import cmd_attribution, cmd_calibrate, cmd_handler, cmd_machine, cmd_slowdown, cmd_startup
 from bench_report import REPORT, cmd_report, cmd_report_engines
 from bench_sampler import cmd_sampler
+from bench_stripped import cmd_stripped_names
 from bench_unwind import cmd_report_unwind, cmd_unwind_agreement
 from bench_wall import cmd_wall_cost
 
@@ -59,12 +65,13 @@ COMMANDS = {
     "report-engines": cmd_report_engines, "cpu-cost": cmd_cpu_cost, "unwind-agreement": cmd_unwind_agreement,
     "report-unwind": cmd_report_unwind,
     "wall-cost": cmd_wall_cost, "eintr": cmd_eintr,
-    "calls": cmd_calls,
+    "calls": cmd_calls, "churn": cmd_churn,
     "sampler": cmd_sampler, "daemon": cmd_daemon, "async": cmd_async, "export": cmd_export,
+    "stripped-names": cmd_stripped_names,
 }
 
 # --seconds where a subcommand does not take the slowdown runs' 1.2 s.
-DEFAULT_SECONDS = {"sampler": 10.0, "daemon": 600.0, "eintr": 1.0}
+DEFAULT_SECONDS = {"sampler": 10.0, "daemon": 600.0, "eintr": 1.0, "churn": 4.0}
 
 
 def default_lib():
@@ -80,12 +87,13 @@ def main():
     p.add_argument("--bins", help="directory with the compiled workloads")
     p.add_argument("--lib", default=default_lib(), help="libStackSamplerPreload.so (default: the release build's)")
     p.add_argument("--seconds", type=float, help="unprofiled run length for slowdown runs (default 1.2); "
-                   "run length (sampler, default 10; daemon's cpu run, default 600)")
+                   "run length (sampler, default 10; daemon's cpu run, default 600); thread CPU per run (churn, default 4)")
     p.add_argument("--wall-seconds", type=float, default=120, help="the daemon's wall-mode run")
     p.add_argument("--stacks", type=int, default=100000, help="unique stacks of the synthetic profile (export)")
+    p.add_argument("--megabytes", type=int, default=30, help="input of xz (stripped-names)")
     p.add_argument("--attribution-seconds", type=float, default=5.0)
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per workload (slowdown, cpu-cost)")
-    p.add_argument("--repeats", type=int, default=3, help="runs per profiler (attribution), per program (unwind-agreement)")
+    p.add_argument("--repeats", type=int, default=3, help="runs per profiler (attribution), per program (unwind-agreement), per case (churn)")
     p.add_argument("--runs", type=int, default=300, help="runs per variant (start-up)")
     p.add_argument("--chunks", type=int, default=3, help="alternating hyperfine batches (start-up)")
     p.add_argument("--slow-runs", type=int, default=15, help="runs of perf record /bin/true (start-up)")
