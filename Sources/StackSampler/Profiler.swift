@@ -122,9 +122,17 @@ public enum Profiler {
         try stopSession(number: nil)
     }
 
-    /// Stops the running session if it is session `number` (any session if nil).
-    static func stopSession(number: UInt64?) throws(ProfilerError) -> Profile {
-        let end = ss_now_ns()
+    /// Stops sampling, as `stop()`, for a caller that began to stop the session at `asked`
+    /// (monotonic ns) and has run the profiler's own code since (an exit handler): the session
+    /// ends there.
+    package static func stop(since asked: UInt64) throws(ProfilerError) -> Profile {
+        try stopSession(number: nil, since: asked)
+    }
+
+    /// Stops the running session if it is session `number` (any session if nil), ending it at
+    /// `asked` (now if nil).
+    static func stopSession(number: UInt64?, since asked: UInt64? = nil) throws(ProfilerError) -> Profile {
+        let end = asked ?? ss_now_ns()
         // What this thread does from here on is the profiler's work, not the program's.
         let wasExcluded = ss_thread_set_excluded(1)
         defer { ss_thread_set_excluded(wasExcluded) }

@@ -1,3 +1,4 @@
+import CEngineHeader
 import Glibc
 import StackSampler
 import Synchronization
@@ -58,11 +59,12 @@ package final class Daemon: Sendable {
 
     /// Stops serving, ends the continuous session (if this daemon runs one) and hands out its
     /// last, partial window; then gives the pushers `pushDeadline` to send what waits, and one
-    /// `PushStop.grace` between them to end a request still on its way.
-    package func stop(pushDeadline: Duration = .seconds(2)) {
+    /// `PushStop.grace` between them to end a request still on its way. The session ends at
+    /// `asked`, when the caller began to stop it.
+    package func stop(pushDeadline: Duration = .seconds(2), since asked: UInt64 = ss_now_ns()) {
         handOver.withLock { $0 }?.stop()
         server.withLock { $0 }?.stop()
-        if settings.window != nil, let profile = try? Profiler.stop(), files != nil || !pushers.isEmpty { handle(profile) }
+        if settings.window != nil, let profile = try? Profiler.stop(since: asked), files != nil || !pushers.isEmpty { handle(profile) }
         // Every pusher sends on its own thread: they are stopped together.
         let final = PushStop.all(pushers.map(\.control), deadline: pushDeadline)
         for (pusher, counters) in zip(pushers, final) {

@@ -96,10 +96,11 @@ private func registerSessionHooks(for settings: PreloadSettings) {
 /// image's profile is written under its `.execN` names (`ExecImageNames`), which the new
 /// image, of the same pid, will not overwrite.
 private func stopForExec() -> Int32 {
+    let asked = ss_now_ns() // the session ends here: what follows is the profiler's work
     guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid() else { return 0 }
-    session.daemon?.stop(pushDeadline: .milliseconds(500))
+    session.daemon?.stop(pushDeadline: .milliseconds(500), since: asked)
     if session.isContinuous { return 1 }
-    guard let profile = try? Profiler.stop() else { return session.daemon == nil ? 0 : 1 }
+    guard let profile = try? Profiler.stop(since: asked) else { return session.daemon == nil ? 0 : 1 }
     let paths = session.settings.outputs.map(\.path) + [session.settings.invocations.outputPath, session.settings.summaryPath].compactMap { $0 }
     let image = ExecImageNames.nextImage(for: paths.filter { $0 != "-" })
     write(profile, of: session) { ExecImageNames.name($0, image: image) }
@@ -165,11 +166,13 @@ private func startInForkedChild(parent: Int32) {
 }
 
 private func writeProfileAtExit() {
-    // The exit handler is the profiler's work, not the program's: never sampled (the thread ends here).
+    // The exit handler is the profiler's work, not the program's: the session ends here, and the
+    // thread is never sampled again (it ends here).
+    let asked = ss_now_ns()
     ss_thread_set_excluded(1)
     guard let session = preloadSession.withLock({ $0 }), session.ownerPID == getpid() else { return }
-    session.daemon?.stop()
-    guard !session.isContinuous, !session.settings.outputPatterns.isEmpty, let profile = try? Profiler.stop() else { return }
+    session.daemon?.stop(since: asked)
+    guard !session.isContinuous, !session.settings.outputPatterns.isEmpty, let profile = try? Profiler.stop(since: asked) else { return }
     write(profile, of: session) { $0 }
 }
 

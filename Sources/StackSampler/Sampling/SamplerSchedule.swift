@@ -29,6 +29,9 @@ protocol SamplerSchedule {
     /// The session ends, every sample drained and every tick up to the stop counted: what the
     /// threads still owe is counted.
     mutating func finishing(routing: inout SampleRouting)
+    /// The session is being stopped by thread `tid`, which has run the profiler's code since
+    /// `time`: its samples taken since then, drained, are not the program's.
+    mutating func stopping(_ tid: Int32, from time: UInt64)
     /// The session starts: `threads`, attached before it, are watched from now (their ticks
     /// before a thread is watched cannot be known).
     mutating func watch(_ threads: ArraySlice<Int32>)
@@ -39,6 +42,7 @@ extension SamplerSchedule {
     mutating func threadEnding(_ tid: Int32, routing: inout SampleRouting) {}
     mutating func finishing(routing: inout SampleRouting) {}
     mutating func watch(_ threads: ArraySlice<Int32>) {}
+    mutating func stopping(_ tid: Int32, from time: UInt64) {}
     mutating func settle(routing: inout SampleRouting) {}
 
     mutating func route(_ sample: Sample, into routing: inout SampleRouting) {

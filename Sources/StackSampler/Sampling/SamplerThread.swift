@@ -84,17 +84,18 @@ final class SamplerThread: @unchecked Sendable {
     }
 
     /// Stops the loop, disarms the engine and returns everything counted up to `end` (in
-    /// continuous mode, since the last window).
+    /// continuous mode, since the last window): the moment the calling thread began to stop the
+    /// session (from then on it runs the profiler's code).
     func finish(at end: UInt64) -> CountedSpan {
-        // The session's last tick: after it, the thread that stops it runs the profiler's code.
-        let stopAsked = ss_now_ns()
         stopRequested.store(true, ordering: .releasing)
         ss_sampler_wake()
         pthread_join(handle, nil)
         let attached = scan.attachedThreads() // none once the engine has stopped
         ss_engine_stop()
+        drain()
+        schedule.stopping(ss_current_tid(), from: end)
         // The ticks since the last wake (up to ten milliseconds of them) are counted as a wake would.
-        countTicks(upTo: stopAsked, scanning: false, stoppedWith: attached)
+        countTicks(upTo: end, scanning: false, stoppedWith: attached)
         schedule.finishing(routing: &routing)
         let losses = lossCounters().losses(of: routing.aggregator, since: countsStart.counters.losses)
         for consumer in routing.consumers {

@@ -129,6 +129,15 @@ struct WallScheduler: SamplerSchedule {
         }
     }
 
+    /// The stopping thread's samples from a tick before `time` on are dropped before its last
+    /// ticks are counted: a tick would take the nearest of them, in the profiler's exit code (or,
+    /// just before `time`, on the way to it: at exit, the C runtime reaches the exit handler
+    /// through the profiler's own library's destructor). A tick left without a sample within
+    /// reach is counted lost.
+    mutating func stopping(_ tid: Int32, from time: UInt64) {
+        threads[tid]?.samples.removeAll { $0.sample.timeNanoseconds &+ intervalNanoseconds >= time }
+    }
+
     /// Opens the threads' rings now, before the first wake: a thread's ticks before its ring is
     /// open are lost, and the first wake may come tens of milliseconds after the start.
     mutating func watch(_ threads: ArraySlice<Int32>) {
