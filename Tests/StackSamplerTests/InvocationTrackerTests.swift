@@ -49,6 +49,19 @@ import Testing
         #expect((main.depth, a.depth, b.depth) == (0, 1, 1))
     }
 
+    @Test("a sample older than the thread's last one opens its calls no earlier than their open caller")
+    func olderSampleStartsNoEarlierThanItsCaller() throws {
+        var tracker = Self.tracker()
+        tracker.record(thread: 0, leafFirst: [0x1010], isComplete: true, at: 10 * Self.period)
+        tracker.record(thread: 0, leafFirst: [0x2010, 0x1010], isComplete: true, at: 5 * Self.period)
+        tracker.record(thread: 0, leafFirst: [0x2010, 0x1010], isComplete: true, at: 12 * Self.period)
+        tracker.threadEnded(thread: 0)
+        let main = try #require(Self.records(tracker, "main").only)
+        let a = try #require(Self.records(tracker, "a").only)
+        #expect(a.startNanoseconds >= main.startNanoseconds, "a starts at \(a.startNanoseconds), main at \(main.startNanoseconds)")
+        #expect(a.startNanoseconds + a.durationNanoseconds <= main.startNanoseconds + main.durationNanoseconds)
+    }
+
     /// A caller's frame moves between its call sites within one invocation; its callees change.
     @Test("a caller whose frame moves between its call sites stays one call; its callee called from two call sites is two calls")
     func callerFrameMovingBetweenCallSitesIsOneInvocation() throws {

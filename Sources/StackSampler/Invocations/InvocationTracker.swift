@@ -70,6 +70,9 @@ struct InvocationTracker<Lookup: FunctionLookup> {
             return
         }
         var stack = open.removeValue(forKey: thread) ?? []
+        // A thread's samples may come a little out of order (wall mode counts a tick that waited
+        // for a sample when the sample comes): a call never starts before the calls open around it.
+        let time = max(time, stack.first?.lastSeen ?? time)
         let count = frames.count
         let base = frames.startIndex
         /// Frame at `depth` from the root, and the start of its function (a caller's frame is a
