@@ -270,6 +270,19 @@ typedef int (*ss_memory_reader)(uintptr_t address, uintptr_t *value, void *conte
 /** A reader that never faults (process_vm_readv on this process): fails on unmapped memory. */
 int ss_read_memory_checked(uintptr_t address, uintptr_t *value, void *context);
 
+/** Where a thread is blocked: its system call (-1 outside one) with its arguments, and the
+ *  stack pointer and PC it blocked at. */
+typedef struct {
+    long syscall;
+    uint64_t arguments[6];
+    uintptr_t stack_pointer;
+    uintptr_t program_counter;
+} ss_blocked_position;
+
+/** Reads where thread `tid` of this process is blocked (/proc/self/task/TID/syscall): 1 with
+ *  `position` set, 0 while it runs (or is caught changing state), -1 once it has exited. */
+int ss_thread_blocked_position(int32_t tid, ss_blocked_position *position);
+
 /** A page of another thread's stack copied by ss_read_memory_paged; zero it before a walk. */
 typedef struct {
     uintptr_t base;

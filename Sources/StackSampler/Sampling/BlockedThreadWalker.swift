@@ -13,11 +13,18 @@ import CEngineHeader
 /// the same place, with the same CPU time, after the walk (or, for a thread whose context switches are
 /// read, not switched in since); otherwise the walk is not used.
 final class BlockedThreadWalker {
-    /// Where a thread is blocked, as the kernel shows it.
+    /// Where a thread is blocked, as the kernel shows it (`ss_thread_blocked_position`).
     struct Position: Equatable {
-        var text: String
-        var stackPointer: UInt
-        var programCounter: UInt
+        var raw: ss_blocked_position
+
+        var stackPointer: UInt { raw.stack_pointer }
+        var programCounter: UInt { raw.program_counter }
+
+        static func == (left: Position, right: Position) -> Bool {
+            left.raw.syscall == right.raw.syscall && left.raw.stack_pointer == right.raw.stack_pointer
+                && left.raw.program_counter == right.raw.program_counter
+                && withUnsafeBytes(of: left.raw.arguments) { l in withUnsafeBytes(of: right.raw.arguments) { r in l.elementsEqual(r) } }
+        }
     }
 
     /// What a look at a thread found.
@@ -51,24 +58,25 @@ final class BlockedThreadWalker {
     }
 
     /// Where `tid` is blocked now: nil while it runs, `.some(nil)` once it has exited. The kernel
-    /// sometimes answers `running` for a thread caught changing state; one more read settles most.
-    static func position(of tid: Int32) -> Position?? {
-        var read = FileIO.readProcText("/proc/self/task/\(tid)/syscall", limit: 256)
-        if read?.hasPrefix("running") == true { read = FileIO.readProcText("/proc/self/task/\(tid)/syscall", limit: 256) }
-        guard let text = read, !text.isEmpty else { return .some(nil) }
-        if text.hasPrefix("running") { return nil }
-        // "NR ARG1 … ARG6 SP PC", or "-1 SP PC" when blocked outside a system call.
-        let words = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
-        guard words.count >= 3, let sp = UInt(hex: words[words.count - 2]), let pc = UInt(hex: words[words.count - 1]), sp != 0, pc != 0
-        else { return nil }
-        return .some(Position(text: text, stackPointer: sp, programCounter: pc))
+    /// sometimes answers `running` for a thread caught changing state; one more read settles most
+    /// (`readAgain`). A thread whose switches say it is asleep and that the kernel calls running
+    /// was woken and waits for a core: a second read finds the same, and is not made.
+    static func position(of tid: Int32, readAgain: Bool = true) -> Position?? {
+        var raw = ss_blocked_position()
+        var found = ss_thread_blocked_position(tid, &raw)
+        if readAgain, found == 0 { found = ss_thread_blocked_position(tid, &raw) }
+        switch found {
+        case 1: return .some(Position(raw: raw))
+        case 0: return nil
+        default: return .some(nil)
+        }
     }
 
     /// Looks at `tid`, whose CPU time is `cpu`: if it is blocked, walks its stack into `sample`
     /// (time `now`) and checks it stayed put meanwhile: with `stayedAsleep` (its context switches
     /// say whether it was switched in since), else by reading where it blocks and its CPU time again.
     func look(at tid: Int32, cpu: Int64, now: UInt64, stayedAsleep: (() -> Bool)? = nil) -> Look {
-        guard let found = Self.position(of: tid) else { return .running }
+        guard let found = Self.position(of: tid, readAgain: stayedAsleep == nil) else { return .running }
         guard let before = found else { return .gone }
         pages.initialize(to: ss_page_cache())
         let frames = UnsafeMutablePointer(mutating: ss_sample_frames(buffer))
@@ -90,13 +98,5 @@ final class BlockedThreadWalker {
         header.pointee.flags = flags
         header.pointee.periods = 1
         return .walked(before)
-    }
-}
-
-private extension UInt {
-    /// Parses `0x…` hexadecimal as the kernel writes it.
-    init?(hex: Substring) {
-        guard hex.hasPrefix("0x") else { return nil }
-        self.init(hex.dropFirst(2), radix: 16)
     }
 }
