@@ -8,9 +8,13 @@ enum ThreadDirectory {
         FileIO.directoryEntries("/proc/self/task").compactMap { Int32($0) }
     }
 
-    /// How many threads the process has (`Threads:` in /proc/self/status), or -1 if unreadable.
+    /// How many threads the process has, or -1 if unknown: the kernel gives /proc/self/task two
+    /// links more than the threads (one `stat`, where `Threads:` in /proc/self/status costs the
+    /// formatting of the whole file).
     static func threadCount() -> Int {
-        statusNumber("/proc/self/status", field: "Threads:") ?? -1
+        var status = stat()
+        guard stat("/proc/self/task", &status) == 0, status.st_nlink >= 2 else { return -1 }
+        return Int(status.st_nlink) - 2
     }
 
     /// Whether thread `tid` blocks signal `signo` (from `SigBlk` in its status, or its own
@@ -23,13 +27,6 @@ enum ThreadDirectory {
         }
         let blocked = ss_thread_blocks_signal(tid, signo)
         return blocked < 0 ? nil : blocked == 1
-    }
-
-    /// The number after `field` in the /proc status file at `path`, or nil.
-    private static func statusNumber(_ path: String, field: String) -> Int? {
-        guard let status = FileIO.readProcText(path, limit: 8192),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }) else { return nil }
-        return Int(line.dropFirst(field.count).drop(while: { $0 == " " || $0 == "\t" }))
     }
 
     /// The thread's name (`comm`), or nil once it has exited.

@@ -1,4 +1,5 @@
 import CEngineHeader
+import Glibc
 
 /// Finds the threads of the process under /proc/self/task: attaches the new ones (their
 /// timers or counters), detaches those that exited, and keeps names, CPU times and signal
@@ -52,11 +53,13 @@ struct ThreadScan {
     /// attached threads (the pthread_create hook attaches and detaches them) or the process's
     /// thread count (`Threads:` in /proc/self/status, one read) changed since the last scan, or
     /// a scan attached threads (made without pthread_create: one may end and another take its
-    /// tid between two scans, which only the orphaned-timer check sees). A scan lists
+    /// tid between two scans, which only the orphaned-timer check sees), or the last scan found
+    /// threads it did not attach yet (the next one attaches them). A scan lists
     /// /proc/self/task and reads every thread's CPU time: with 100 threads asleep, scans every
     /// 100 ms were a quarter of the sampler thread's work in wall mode.
     mutating func mayFindChanges(at now: UInt64) -> Bool {
         now &- afterLastScan.time >= Self.quietScanNanoseconds || !attachedByScan.isEmpty || !maskSuspects.isEmpty
+            || !unattachedAtLastScan.isEmpty
             || attachedThreads().sorted() != afterLastScan.attached || ThreadDirectory.threadCount() != afterLastScan.threadCount
     }
 
@@ -72,7 +75,7 @@ struct ThreadScan {
         let unattached = live.subtracting(attached)
         for tid in unattached where initial || unattachedAtLastScan.contains(tid) {
             _ = ss_thread_attach(tid, 0)
-            attachedByScan.insert(tid)
+            noteAttachedByScan(tid)
         }
         unattachedAtLastScan = initial ? [] : unattached
         // Threads created through pthread_create detach themselves as they end: they are known
@@ -93,7 +96,7 @@ struct ThreadScan {
         }
         for tid in reused {
             _ = ss_thread_attach(tid, 1)
-            attachedByScan.insert(tid)
+            noteAttachedByScan(tid)
         }
         let checkMasks = now &- lastMaskCheck >= Self.maskCheckIntervalNanoseconds
         if checkMasks { lastMaskCheck = now }
@@ -113,6 +116,14 @@ struct ThreadScan {
         }
         afterLastScan = (attachedThreads().sorted(), listed.count, now)
         return ended
+    }
+
+    /// Notes that a scan attached `tid`: its end and a successor on its tid are for scans to
+    /// find. Not the main thread: its tid is the process's, taken by no other thread while the
+    /// process lives (a preloaded program's main thread, attached by the first scan, kept every
+    /// scan due at once, and a scan reads every thread's CPU time).
+    private mutating func noteAttachedByScan(_ tid: Int32) {
+        if tid != getpid() { attachedByScan.insert(tid) }
     }
 
     /// Notes whether `tid` (at CPU time `cpu`) blocks the signal, unless it took samples or did
