@@ -213,7 +213,11 @@ final class SamplerThread: @unchecked Sendable {
         var lastScan = loopLock.withLock { _ in lastTick }
         var windowEnd = startTime &+ (window?.nanoseconds ?? 0)
         while !stopRequested.load(ordering: .acquiring) {
-            let wakeAt = loopLock.withLock { _ in lastTick &+ UInt64(schedule.ticksPerWake) &* interval }
+            // A window is cut at the first tick at or after its end, however many ticks a wake counts.
+            let wakeAt = loopLock.withLock { _ in
+                let planned = lastTick &+ UInt64(schedule.ticksPerWake) &* interval
+                return window == nil ? planned : min(planned, max(windowEnd, lastTick &+ interval))
+            }
             let woken = ss_sampler_sleep_until(wakeAt)
             if woken == Int32(SS_WOKEN_TO_STOP) { break }
             ss_sampler_park_point()
