@@ -13,11 +13,14 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { WAKE_STOP = 1, WAKE_REFRESH = 2 };
+enum { WAKE_STOP = 1, WAKE_REFRESH = 2, WAKE_THREAD = 4 };
 
 /* WAKE_STOP once ss_sampler_wake() was called since the last ss_sampler_sleep_reset();
  * WAKE_REFRESH while a refresh asked for by ss_sampler_request_refresh() is pending. */
 static _Atomic uint32_t wake_word;
+/* Set while the sampler thread sleeps and wants to know of a new thread at once: the first one
+ * clears it and wakes the sampler, so that a burst of threads costs one wake. */
+static _Atomic int waiting_for_threads;
 
 void ss_sampler_sleep_reset(void) {
     atomic_store_explicit(&wake_word, 0, memory_order_release);
@@ -29,7 +32,7 @@ static uint64_t monotonic_ns(void) {
     return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
-int ss_sampler_sleep_until(uint64_t deadline_ns) {
+static int sleep_until(uint64_t deadline_ns) {
     const struct timespec deadline = {
         .tv_sec = (time_t)(deadline_ns / 1000000000u),
         .tv_nsec = (long)(deadline_ns % 1000000000u),
@@ -37,9 +40,10 @@ int ss_sampler_sleep_until(uint64_t deadline_ns) {
     for (;;) {
         uint32_t word = atomic_load_explicit(&wake_word, memory_order_acquire);
         if (word & WAKE_STOP) return SS_WOKEN_TO_STOP;
-        if (word & WAKE_REFRESH) {
-            atomic_fetch_and_explicit(&wake_word, ~(uint32_t)WAKE_REFRESH, memory_order_acq_rel);
-            return SS_WOKEN_TO_REFRESH;
+        if (word & (WAKE_REFRESH | WAKE_THREAD)) {
+            uint32_t taken = word & WAKE_REFRESH ? WAKE_REFRESH : WAKE_THREAD;
+            atomic_fetch_and_explicit(&wake_word, ~taken, memory_order_acq_rel);
+            return taken == WAKE_REFRESH ? SS_WOKEN_TO_REFRESH : SS_WOKEN_FOR_THREAD;
         }
         if (monotonic_ns() >= deadline_ns) return SS_WOKEN_AT_DEADLINE;
         /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline; it returns at once
@@ -52,6 +56,13 @@ int ss_sampler_sleep_until(uint64_t deadline_ns) {
     }
 }
 
+int ss_sampler_sleep_until(uint64_t deadline_ns, int wake_for_new_thread) {
+    atomic_store_explicit(&waiting_for_threads, wake_for_new_thread != 0, memory_order_release);
+    int woken = sleep_until(deadline_ns);
+    atomic_store_explicit(&waiting_for_threads, 0, memory_order_release);
+    return woken;
+}
+
 static void wake_with(uint32_t reason) {
     atomic_fetch_or_explicit(&wake_word, reason, memory_order_acq_rel);
     syscall(SYS_futex, &wake_word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
@@ -62,3 +73,8 @@ void ss_sampler_wake(void) { wake_with(WAKE_STOP); }
 int ss_sampler_stop_requested(void) { return (atomic_load_explicit(&wake_word, memory_order_acquire) & WAKE_STOP) != 0; }
 
 void ss_sampler_request_refresh(void) { wake_with(WAKE_REFRESH); }
+
+void ss_sampler_note_new_thread(void) {
+    if (atomic_load_explicit(&waiting_for_threads, memory_order_acquire) && atomic_exchange(&waiting_for_threads, 0))
+        wake_with(WAKE_THREAD);
+}

@@ -38,7 +38,7 @@ static int ending_key_ready;
 
 static void detach_ending_thread(void *unused) {
     (void)unused;
-    ss_thread_detach(ss_current_tid());
+    ss_thread_detach_ending();
 }
 
 static void create_ending_key(void) { ending_key_ready = pthread_key_create(&ending_key, detach_ending_thread) == 0; }
@@ -49,6 +49,7 @@ static void *stacksampler_thread_trampoline(void *opaque) {
     if (ss_engine_running()) {
         ss_stack_note_current_thread();
         ss_thread_attach(ss_current_tid(), 1);
+        ss_sampler_note_new_thread();
         pthread_once(&ending_key_once, create_ending_key);
         if (ending_key_ready) pthread_setspecific(ending_key, (void *)1);
     }

@@ -25,9 +25,16 @@ typedef struct {
     int32_t tid;
     int handle; /* the engine's: a timer id or a counter's descriptor in cpu mode, -1 when none */
     int blocked; /* the thread blocks the engine's signal: disarmed, and never signalled */
+    uint64_t attached_ns; /* when the attach began (CLOCK_MONOTONIC) */
 } attached_thread;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Threads that detached themselves as they ended, with the moment and their CPU time then, until
+ * the sampler thread takes them (ss_thread_take_ended); under the lock. Past the bound (that
+ * many thread ends between two wakes of the sampler) an end is not noted. */
+enum { ENDED_CAPACITY = 256 };
+static ss_ended_thread ended_threads[ENDED_CAPACITY];
+static size_t ended_count;
 /* Attached threads that block the engine's signal (written under the lock, read without). */
 static _Atomic size_t blocked_count;
 static attached_thread *threads;
@@ -169,6 +176,7 @@ static int lock_with_room(sigset_t *saved) {
  * is made under the lock afterwards, unless another attach of the thread or the end of the
  * session came first, and a deferred arming done meanwhile is caught up. */
 int ss_thread_attach(int32_t tid, int replace) {
+    uint64_t began = ss_now_ns();
     sigset_t saved;
     if (lock_with_room(&saved) != 0) return -ENOMEM;
     if (!engine) { /* no session (or stopped meanwhile): a timer made now would outlive it */
@@ -215,13 +223,38 @@ int ss_thread_attach(int32_t tid, int replace) {
      * deferred arming: the next scan attaches the thread again. */
     if (kept && handle >= 0 && !armed && !arming_deferred && !blocked && engine->arm(handle) != 0) kept = 0;
     if (kept) {
-        threads[thread_count++] = (attached_thread){tid, handle, blocked};
+        threads[thread_count++] = (attached_thread){tid, handle, blocked, began};
         blocked_count += (size_t)blocked;
     }
     unlock_registry(&saved);
     if (!kept && handle >= 0) attaching->detach(handle);
     if (!kept && result == 0 && !engine) result = -ESRCH;
     return result;
+}
+
+void ss_thread_detach_ending(void) {
+    struct timespec spent = {0, 0};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spent);
+    ss_ended_thread note = {ss_current_tid(), ss_now_ns(), (int64_t)spent.tv_sec * 1000000000 + spent.tv_nsec};
+    sigset_t saved;
+    lock_registry(&saved);
+    attached_thread *thread = find(note.tid);
+    const ss_sampling_engine *detaching = engine;
+    if (thread && ended_count < ENDED_CAPACITY) ended_threads[ended_count++] = note;
+    int handle = thread ? release(thread) : -1;
+    unlock_registry(&saved);
+    if (handle >= 0) detaching->detach(handle);
+}
+
+size_t ss_thread_take_ended(ss_ended_thread *notes, size_t capacity) {
+    sigset_t saved;
+    lock_registry(&saved);
+    size_t taken = ended_count < capacity ? ended_count : capacity;
+    memcpy(notes, ended_threads, taken * sizeof *notes);
+    memmove(ended_threads, ended_threads + taken, (ended_count - taken) * sizeof *notes);
+    ended_count -= taken;
+    unlock_registry(&saved);
+    return taken;
 }
 
 void ss_thread_detach(int32_t tid) {
@@ -275,6 +308,10 @@ static int64_t schedule_sequence(const attached_thread *thread) {
 
 int64_t ss_thread_schedule_sequence(int32_t tid) { return ask_about(tid, schedule_sequence); }
 
+static int64_t attached_at(const attached_thread *thread) { return thread ? (int64_t)thread->attached_ns : 0; }
+
+uint64_t ss_thread_attached_at(int32_t tid) { return (uint64_t)ask_about(tid, attached_at); }
+
 static int64_t orphaned(const attached_thread *thread) { return thread && thread->handle >= 0 && engine->orphaned(thread->handle); }
 
 int ss_thread_timer_orphaned(int32_t tid) { return ask_about(tid, orphaned) != 0; }
@@ -306,6 +343,7 @@ void ss_registry_open(const ss_sampling_engine *session_engine, int deferred, in
     lock_registry(&saved);
     engine = session_engine;
     session_epoch++;
+    ended_count = 0;
     arming_deferred = deferred;
     engine_presumed = deferred && presumed;
     unlock_registry(&saved);

@@ -96,10 +96,7 @@ extension EndToEnd {
             let early = try ["eintr_poll", "eintr_select", "eintr_epoll"].reduce(0) { $0 + (try #require(ProgramOutput.integer($1, in: output))) }
             #expect(calls > 1000 && early == 0, "\(early) of \(calls) blocking calls ended with EINTR\n\(output)")
 
-            let life = try #require(output.split(separator: "\n").lazy.compactMap { line -> Double? in
-                let fields = line.split(separator: " ")
-                return fields.count == 2 && fields[0] == "busy_life_ms" ? Double(fields[1]) : nil
-            }.first)
+            let life = try #require(ProgramOutput.number("busy_life_ms", in: output))
             let ticks = life / periodMilliseconds
             let samples = Double(try run.profile().inclusiveCount { $0 == "busy_life" })
             print("bursts: busy_life \(samples) samples over \(life) ms (\(ticks) ticks) at \(periodMilliseconds) ms")

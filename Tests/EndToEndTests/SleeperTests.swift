@@ -44,6 +44,28 @@ extension EndToEnd {
                     "the summary names the thread it could not sample: \(run.process.stderr)")
         }
 
+        /// A calm sampler counts the ticks of many periods at each wake (up to 50 ms of them).
+        /// A thread started in the middle of such a batch wakes it (its ring opened at once, not at
+        /// the batch's end: its first ticks were lost), and a thread that ends in the middle of one
+        /// is counted up to its end (its last ticks were lost without a word: 801 of 1,000 at 1 ms
+        /// before, and 952 of 1,000 with 10 ms batches).
+        @Test("wall mode, threads started and ended while the sampler counts long batches: every tick of their lives counted",
+              arguments: [1, 10])
+        func lateThreadsCountedWhole(periodMilliseconds: Int) throws {
+            let directory = try ScratchDirectory.make("late-threads-\(periodMilliseconds)")
+            let run = try ProfiledRun.preload(
+                .lateThreads, ["5"],
+                settings: ["STACKSAMPLER_MODE": "wall", "STACKSAMPLER_PERIOD": "\(periodMilliseconds)ms", "STACKSAMPLER_SUMMARY": "-"],
+                in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            let spun = try #require(ProgramOutput.number("late_spin_ms", in: run.process.stdout), "\(run.process)")
+            let ticks = spun / Double(periodMilliseconds)
+            let samples = Double(try run.profile().inclusiveCount { $0 == "late_spin" })
+            // Each of the 5 threads' spins starts and ends between two ticks: one tick each way.
+            #expect(abs(samples - ticks) <= 0.02 * ticks + 5,
+                    "late_spin: \(samples) samples over \(spun) ms of spins (\(ticks) ticks)\n\(run.process.stderr)")
+        }
+
         /// cpu mode's engines signal a thread only in user space too: the timers on the way back to
         /// it (their expiry is handled as task work), the counters only from an interrupt that
         /// landed there (they count user space only). A counter that also counted the kernel's

@@ -31,6 +31,9 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// Threads that burn 100 us between 1 ms poll, select and epoll_wait calls (EINTR counts), and a
     /// thread that spins half the run timing its own life.
     case bursts
+    /// Threads started one at a time after the profiler has settled into long batches, each
+    /// spinning 200 ms in `late_spin` and timing itself.
+    case lateThreads = "late_threads"
     /// Thousands of short-lived threads; counts the process's POSIX timers.
     case churn
     /// Two raw clone threads on the same tid (run as pid 1 of a new pid namespace): `first_spin`, then `reused_spin`.
@@ -155,7 +158,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .unwindCode: ["g++", "-O2"]
         case .unwindDiff: ["gcc", "-O2", "-shared", "-fPIC", "-I", PackagePaths.root + "/Sources/CEngine/include"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
-        case .bursts: ["gcc", "-O2", "-pthread"]
+        case .bursts, .lateThreads: ["gcc", "-O2", "-pthread"]
         case .threads, .deep, .sleepers, .churn, .stall, .execer, .forkLoader, .keyHoarder, .signalRaces, .windowService, .daemonPipes,
              .callService:
             ["gcc", "-O2", "-pthread"]

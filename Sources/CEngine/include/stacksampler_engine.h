@@ -140,6 +140,21 @@ int ss_thread_attach(int32_t tid, int replace);
 /** Stops sampling thread `tid` and deletes its timer. */
 void ss_thread_detach(int32_t tid);
 
+/** A thread that ended: when it detached itself, and its CPU time then. */
+typedef struct {
+    int32_t tid;
+    uint64_t time_ns;
+    int64_t cpu_ns;
+} ss_ended_thread;
+
+/** Detaches the calling thread as it ends (the pthread_create hook) and notes when, with its
+ *  CPU time then, for ss_thread_take_ended. */
+void ss_thread_detach_ending(void);
+
+/** Moves up to `capacity` notes of threads that detached themselves as they ended, oldest first,
+ *  into `notes`; returns how many (wall mode counts their last ticks with them). */
+size_t ss_thread_take_ended(ss_ended_thread *notes, size_t capacity);
+
 /** Notes whether attached thread `tid` blocks the engine's signal, as its mask was read (a
  *  thread that changed its mask without pthread_sigmask or sigprocmask, which the engine
  *  interposes): while it does, its timer or counter is disarmed and it is never signalled. */
@@ -158,6 +173,10 @@ int ss_thread_signal_blocked(int32_t tid);
  *  the perf engine's counters tell it). Equal at two moments: the thread did not get a core
  *  between them, so one asleep at the first did not run. */
 int64_t ss_thread_schedule_sequence(int32_t tid);
+
+/** When `tid`'s attach began (CLOCK_MONOTONIC ns), or 0 if it is not attached: before it, the
+ *  thread was not sampled (most often: it did not exist yet). */
+uint64_t ss_thread_attached_at(int32_t tid);
 
 /** cpu mode: nonzero when `tid` is attached but its timer belongs to an earlier thread of the same
  *  tid that has exited (a tid reused by a thread not created through pthread_create, before the
@@ -189,11 +208,17 @@ enum {
     SS_WOKEN_TO_STOP = 1,     /**< ss_sampler_wake(): the session is stopping */
     SS_WOKEN_TO_REFRESH = 2,  /**< the engine asked for a refresh of the module copy now (a dlclose, a walk
                                    that met a module without a table), or a fork for the sampler to park */
+    SS_WOKEN_FOR_THREAD = 3,  /**< a thread started through pthread_create was attached (when asked for) */
 };
 
 /** Sleeps until CLOCK_MONOTONIC time `deadline_ns`, or until ss_sampler_wake() is called or the
- *  engine asks for a refresh (also if that came before); says which. */
-int ss_sampler_sleep_until(uint64_t deadline_ns);
+ *  engine asks for a refresh (also if that came before), or, with `wake_for_new_thread`, the
+ *  first thread attached by the pthread_create hook during the sleep; says which. */
+int ss_sampler_sleep_until(uint64_t deadline_ns, int wake_for_new_thread);
+
+/** A thread started through pthread_create was attached: ends the sampler thread's sleep if it
+ *  asked for it (once per sleep). */
+void ss_sampler_note_new_thread(void);
 
 /** Ends the sampler thread's current and every later sleep (stopping the session). */
 void ss_sampler_wake(void);

@@ -1,3 +1,5 @@
+import CEngineHeader
+
 /// What the sampler thread does at each wake besides draining the engine's buffer, and how
 /// often it wakes: one type per sampling mode (`CPUDrainSchedule`, `WallScheduler`).
 protocol SamplerSchedule {
@@ -33,12 +35,21 @@ protocol SamplerSchedule {
     /// `time`: its samples taken since then, drained, are not the program's.
     mutating func stopping(_ tid: Int32, from time: UInt64)
     /// The session starts: `threads`, attached before it, are watched from now (their ticks
-    /// before a thread is watched cannot be known).
+    /// before a thread is watched cannot be known); later, the threads attached meanwhile, when
+    /// `watchesNewThreads` woke the sampler for one.
     mutating func watch(_ threads: ArraySlice<Int32>)
+    /// Threads that detached themselves as they ended since the last wake, with their CPU time
+    /// then: told before the wake that counts the ticks up to their end.
+    mutating func threadsEnded(_ notes: [ss_ended_thread])
+    /// Whether a thread started during a sleep that counts more than one tick should wake the
+    /// sampler thread, to be watched at once (`watch`).
+    var watchesNewThreads: Bool { get }
 }
 
 extension SamplerSchedule {
     var ticksPerWake: Int { 1 }
+    var watchesNewThreads: Bool { false }
+    mutating func threadsEnded(_ notes: [ss_ended_thread]) {}
     mutating func threadEnding(_ tid: Int32, routing: inout SampleRouting) {}
     mutating func finishing(routing: inout SampleRouting) {}
     mutating func watch(_ threads: ArraySlice<Int32>) {}

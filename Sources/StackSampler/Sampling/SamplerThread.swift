@@ -40,6 +40,8 @@ final class SamplerThread: @unchecked Sendable {
     private(set) var windowsCut = 0
     /// The last tick counted: ticks lie on a grid from the loop's start (touched under `loopLock`).
     private var lastTick: UInt64 = 0
+    /// Reused by every wake to take the ended threads' notes (touched under `loopLock`).
+    private var endedBuffer = [ss_ended_thread](repeating: ss_ended_thread(), count: 64)
 
     /// A sampler that hands every sample to `consumers` as well as to its own counts; with
     /// `window`, it cuts its counts every `window.nanoseconds` and hands each window to `window.deliver`.
@@ -94,7 +96,7 @@ final class SamplerThread: @unchecked Sendable {
         ss_engine_stop()
         drain()
         schedule.stopping(ss_current_tid(), from: end)
-        // The ticks since the last wake (up to ten milliseconds of them) are counted as a wake would.
+        // The ticks since the last wake (up to a batch of them, 50 ms) are counted as a wake would.
         countTicks(upTo: end, scanning: false, stoppedWith: attached)
         schedule.finishing(routing: &routing)
         let losses = lossCounters().losses(of: routing.aggregator, since: countsStart.counters.losses)
@@ -218,9 +220,14 @@ final class SamplerThread: @unchecked Sendable {
                 let planned = lastTick &+ UInt64(schedule.ticksPerWake) &* interval
                 return window == nil ? planned : min(planned, max(windowEnd, lastTick &+ interval))
             }
-            let woken = ss_sampler_sleep_until(wakeAt)
+            let woken = ss_sampler_sleep_until(wakeAt, schedule.watchesNewThreads && schedule.ticksPerWake > 1 ? 1 : 0)
             if woken == Int32(SS_WOKEN_TO_STOP) { break }
             ss_sampler_park_point()
+            if woken == Int32(SS_WOKEN_FOR_THREAD) {
+                // A thread started in the middle of a long batch: watched now, not at the batch's end.
+                loopLock.withLock { _ in schedule.watch(scan.attachedThreads()) }
+                continue
+            }
             if woken == Int32(SS_WOKEN_TO_REFRESH) {
                 // A module was closed: serve handlers the new list now, then sleep on to the tick.
                 ss_module_cache_refresh()
@@ -267,6 +274,7 @@ final class SamplerThread: @unchecked Sendable {
                                   ending: { self.schedule.threadEnding($0, routing: &$1) })
             for tid in ended { schedule.threadEnded(tid) }
         }
+        schedule.threadsEnded(takeEndedThreads())
         schedule.wake(at: now, due: due, late: late, threads: attachedAtStop ?? scan.attachedThreads(), routing: &routing,
                       stopRequested: { attachedAtStop == nil && self.stopRequested.load(ordering: .acquiring) })
         guard !routing.consumers.isEmpty else { return }
@@ -278,6 +286,16 @@ final class SamplerThread: @unchecked Sendable {
     private func drainAndSettle() {
         countTicks(upTo: ss_now_ns(), scanning: false)
         schedule.settle(routing: &routing)
+    }
+
+    /// The threads that ended since the last call, as the engine noted them (`ss_thread_take_ended`).
+    private func takeEndedThreads() -> [ss_ended_thread] {
+        var notes: [ss_ended_thread] = []
+        while true {
+            let taken = endedBuffer.withUnsafeMutableBufferPointer { ss_thread_take_ended($0.baseAddress, $0.count) }
+            notes += endedBuffer[0..<taken]
+            if taken < endedBuffer.count { return notes }
+        }
     }
 
     private func drain() {

@@ -57,6 +57,12 @@ struct WallScheduler: SamplerSchedule {
     private var shortestSleep: (thisSecond: UInt64, lastSecond: UInt64, secondStart: UInt64) = (.max, .max, 0)
     /// Whether a ring was looked for at this wake (one lent at most per wake, one search).
     private var ringSoughtThisWake = false
+    /// Threads that ended since the last wake (`threadsEnded`).
+    private var endedThreads: [ss_ended_thread] = []
+    /// Whether a thread was watched since the last wake (`watch`): the wake is not calm, so that
+    /// a program that starts threads is watched tick by tick for a while (a thread that ends in
+    /// the middle of a long batch is counted to its end all the same: `threadsEnded`).
+    private var newThreadWatched = false
     /// A thread asleep at least this long, its stack walked, gives its ring to a thread without
     /// one that runs (when the rings are all taken): a sleeper without a ring costs a CPU-time
     /// read per tick, a running thread without one a look through `/proc`.
@@ -140,11 +146,18 @@ struct WallScheduler: SamplerSchedule {
         threads[tid]?.samples.removeAll { $0.sample.timeNanoseconds &+ intervalNanoseconds >= time }
     }
 
-    /// Opens the threads' rings now, before the first wake: a thread's ticks before its ring is
-    /// open are lost, and the first wake may come tens of milliseconds after the start.
+    /// Opens the threads' rings now, not at the next wake: a thread's ticks before its ring is
+    /// open are lost, and the next wake may come tens of milliseconds later (the first one after
+    /// the start, or the end of a batch during which the thread started).
     mutating func watch(_ threads: ArraySlice<Int32>) {
-        for tid in threads { _ = state(of: tid, watched: true) }
+        for tid in threads where self.threads[tid]?.ringTried != true {
+            _ = state(of: tid, watched: true)
+            newThreadWatched = true
+        }
     }
+
+    /// A thread started by pthread_create wakes a sampler asleep for a batch of ticks.
+    var watchesNewThreads: Bool { true }
 
     mutating func threadEnded(_ tid: Int32) {
         guard let thread = threads.removeValue(forKey: tid) else { return }
@@ -157,89 +170,127 @@ struct WallScheduler: SamplerSchedule {
 
     /// `due` ticks are counted, at the times they were due (the last one `now`): with the
     /// thread's switches a late wake loses nothing; a thread without them has its late ticks
-    /// counted with the stack found now.
+    /// counted with the stack found now. Threads that ended since the last wake (`threadsEnded`)
+    /// have their ticks up to their end counted too.
     mutating func wake(at now: UInt64, due: Int, late: Int, threads attached: ArraySlice<Int32>, routing: inout SampleRouting,
                        stopRequested: () -> Bool) {
         missedTicks += late
         ringSoughtThisWake = false
-        var guessed = false
+        var guessed = newThreadWatched
+        newThreadWatched = false
         if now &- shortestSleep.secondStart >= 1_000_000_000 {
             shortestSleep = (.max, shortestSleep.thisSecond, now)
         }
         defer { adaptTicksPerWake(calm: !guessed) }
+        let ended = endedThreads
+        endedThreads = []
+        for note in ended {
+            guard let thread = threads[note.tid] else { continue }
+            if countTicks(of: thread, at: now, due: due, late: late, end: (note.cpu_ns, note.time_ns), routing: &routing) { guessed = true }
+        }
         for tid in attached {
             // A stop asked for meanwhile: the thread that asked waits for the sampler thread,
             // and its stack there is the profiler's own, not the program's.
             if stopRequested() { return }
-            let thread = state(of: tid, watched: true)
-            // Asleep since a sleep already walked, and no switch since: its ticks owed, counted in
-            // one step later (`payOwed`). The common case of a program of many threads, first.
-            if case .asleep(let since) = thread.place, thread.knownSleep == since, let ring = thread.ring,
-               ss_switch_ring_unread(ring) == 0 {
-                owe(thread, due, at: now, routing: &routing)
-                continue
-            }
-            let before = thread.place
-            let ringRead = ss_now_ns()
-            var records = readSwitches(of: thread)
-            noteSleeps(from: before, records: records)
-            if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
-                if lookUnknown(thread, at: now, due: due, late: late, routing: &routing) { guessed = true }
-                continue
-            }
-            payOwed(thread, routing: &routing)
-            // Its CPU time at a known moment: the ticks' CPU times are that less its time on a core
-            // from each tick to that moment. Preempted at the last tick and no switch since: its CPU
-            // time then, until the ring was read. Else read now, and the ring read again after it,
-            // so that every switch up to that moment is counted (a thread preempted after the first
-            // read would be taken as running until now: its ticks given earlier stacks).
-            let cpu: Int64, read: UInt64
-            if thread.place == .preempted && before == .preempted && records.isEmpty && thread.cpuAtLastTick >= 0 {
-                (cpu, read) = (thread.cpuAtLastTick, ringRead)
-            } else {
-                (cpu, read) = Self.cpuTime(of: tid)
-                let placeBefore = thread.place
-                let later = readSwitches(of: thread)
-                noteSleeps(from: placeBefore, records: later)
-                if later.contains(where: { $0.kind == SS_SWITCH_LOST }) {
-                    if lookUnknown(thread, at: now, due: due, late: late, routing: &routing) { guessed = true }
-                    continue
-                }
-                records += later
-            }
-            guard cpu >= 0 else {
-                skippedTicks += due  // gone: its ticks are counted lost, not dropped
-                continue
-            }
-            thread.cpuAtLastTick = cpu
-            for late in (0..<due).reversed() {
-                let time = now &- UInt64(late) &* intervalNanoseconds
-                // Before its ring was open, where it was is not known.
-                guard time >= thread.watchedSince else {
-                    skippedTicks += 1
-                    guessed = true // a new thread: the next one's first ticks are lost at one wake's length
-                    continue
-                }
-                // Its CPU time at the tick: less what it ran since (asleep then, a sample taken after
-                // its sleep ended must not be taken in before the sleep's ticks are counted).
-                let (place, running) = Self.place(at: time, from: before, records: records, until: read)
-                takeSamples(of: thread, upTo: cpu - running, routing: &routing)
-                switch place {
-                case .asleep(let since):
-                    if let known = thread.known, known.sleep == since {
-                        count(thread, known: known, at: time, ticks: 1, routing: &routing)
-                    } else if thread.place == place {
-                        look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing)
-                    } else {
-                        skippedTicks += 1 // a sleep that ended before the sampler could walk it
-                        guessed = true
-                    }
-                case .onCore, .preempted: tick(thread, cpu: cpu - running, at: time, ticks: 1, routing: &routing)
-                case .unknown: skippedTicks += 1
-                }
-            }
-            takeSamples(of: thread, upTo: .max, routing: &routing)
+            if countTicks(of: state(of: tid, watched: true), at: now, due: due, late: late, end: nil, routing: &routing) { guessed = true }
         }
+    }
+
+    /// Threads that detached themselves as they ended, with their CPU time then: the next wake
+    /// counts their ticks up to that moment (they are no longer among the attached threads).
+    mutating func threadsEnded(_ notes: [ss_ended_thread]) {
+        endedThreads += notes
+    }
+
+    /// Counts `thread`'s `due` ticks, the last at `now`; with `end` (its CPU time as it ended, and
+    /// when), only those up to then, from that CPU time. Returns whether a tick's stack could not
+    /// be known from its switches (the wake is not calm).
+    private mutating func countTicks(of thread: WallThread, at now: UInt64, due: Int, late: Int, end: (cpu: Int64, time: UInt64)?,
+                                     routing: inout SampleRouting) -> Bool {
+        var guessed = false
+        // Asleep since a sleep already walked, and no switch since: its ticks owed, counted in
+        // one step later (`payOwed`). The common case of a program of many threads, first.
+        if end == nil, case .asleep(let since) = thread.place, thread.knownSleep == since, let ring = thread.ring,
+           ss_switch_ring_unread(ring) == 0 {
+            owe(thread, due, at: now, routing: &routing)
+            return false
+        }
+        let before = thread.place
+        let ringRead = ss_now_ns()
+        var records = readSwitches(of: thread)
+        noteSleeps(from: before, records: records)
+        if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
+            if let end {
+                skippedTicks += Self.ticks(due, at: now, spacing: intervalNanoseconds, upTo: end.time)
+                return true
+            }
+            return lookUnknown(thread, at: now, due: due, late: late, routing: &routing)
+        }
+        payOwed(thread, routing: &routing)
+        // Its CPU time at a known moment: the ticks' CPU times are that less its time on a core
+        // from each tick to that moment. Ended: its CPU time as it ended. Preempted at the last
+        // tick and no switch since: its CPU time then, until the ring was read. Else read now, and
+        // the ring read again after it, so that every switch up to that moment is counted (a
+        // thread preempted after the first read would be taken as running until now: its ticks
+        // given earlier stacks).
+        let cpu: Int64, read: UInt64
+        if let end {
+            (cpu, read) = end
+        } else if thread.place == .preempted && before == .preempted && records.isEmpty && thread.cpuAtLastTick >= 0 {
+            (cpu, read) = (thread.cpuAtLastTick, ringRead)
+        } else {
+            (cpu, read) = Self.cpuTime(of: thread.tid)
+            let placeBefore = thread.place
+            let later = readSwitches(of: thread)
+            noteSleeps(from: placeBefore, records: later)
+            if later.contains(where: { $0.kind == SS_SWITCH_LOST }) {
+                return lookUnknown(thread, at: now, due: due, late: late, routing: &routing)
+            }
+            records += later
+        }
+        guard cpu >= 0 else {
+            skippedTicks += due  // gone: its ticks are counted lost, not dropped
+            return false
+        }
+        thread.cpuAtLastTick = cpu
+        for late in (0..<due).reversed() {
+            let time = now &- UInt64(late) &* intervalNanoseconds
+            // Before it was attached it was not sampled (most often, it did not exist yet), and
+            // after it ended it is not there.
+            if time < thread.attachedSince { continue }
+            if let end, time > end.time { continue }
+            // After it was attached and before its ring was open, where it was is not known.
+            guard time >= thread.watchedSince else {
+                skippedTicks += 1
+                guessed = true // a new thread: the next one's first ticks are lost at one wake's length
+                continue
+            }
+            // Its CPU time at the tick: less what it ran since (asleep then, a sample taken after
+            // its sleep ended must not be taken in before the sleep's ticks are counted).
+            let (place, running) = Self.place(at: time, from: before, records: records, until: read)
+            takeSamples(of: thread, upTo: cpu - running, routing: &routing)
+            switch place {
+            case .asleep(let since):
+                if let known = thread.known, known.sleep == since {
+                    count(thread, known: known, at: time, ticks: 1, routing: &routing)
+                } else if thread.place == place, end == nil {
+                    look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing)
+                } else {
+                    skippedTicks += 1 // a sleep that ended before the sampler could walk it
+                    guessed = true
+                }
+            case .onCore, .preempted: tick(thread, cpu: cpu - running, at: time, ticks: 1, routing: &routing)
+            case .unknown: skippedTicks += 1
+            }
+        }
+        takeSamples(of: thread, upTo: .max, routing: &routing)
+        return guessed
+    }
+
+    /// How many of `due` ticks `spacing` apart, the last at `now`, come at or before `end`.
+    private static func ticks(_ due: Int, at now: UInt64, spacing: UInt64, upTo end: UInt64) -> Int {
+        guard end < now else { return due }
+        return max(0, due - Int((now - end + spacing - 1) / spacing))
     }
 
     /// After a wake: one tick per wake while a sleep ended before it could be walked or a
@@ -394,6 +445,7 @@ struct WallScheduler: SamplerSchedule {
         if ringsOpen < maximumRings, let ring = ss_switch_ring_open(tid, &error) {
             thread.ring = ring
             thread.watchedSince = ss_now_ns()
+            thread.attachedSince = ss_thread_attached_at(tid)
             ringsOpen += 1
             // Where it is now; the ring, open before this look, says every change after it.
             switch BlockedThreadWalker.position(of: tid) {
@@ -575,6 +627,8 @@ final class WallThread {
     private(set) var owedAt: UInt64 = 0
     /// When its ring was opened (never: `.max`).
     var watchedSince = UInt64.max
+    /// When its attach began (`ss_thread_attached_at`; 0 if not known).
+    var attachedSince: UInt64 = 0
 
     init(tid: Int32) { self.tid = tid }
 
