@@ -261,7 +261,9 @@ final class SamplerThread: @unchecked Sendable {
         let interval = schedule.intervalNanoseconds
         let due = now > lastTick ? Int((now - lastTick) / interval) : 0
         guard due > 0 else { return drain() }
-        wake(at: now, due: due, late: attachedAtStop == nil ? max(0, due - schedule.ticksPerWake) : 0, scanning: scanning,
+        // The ticks lie on the grid, the last at or before `now` (at the stop, `now` is the
+        // moment it was asked: a tick placed there would fall in the profiler's own exit path).
+        wake(at: lastTick &+ UInt64(due) &* interval, due: due, late: attachedAtStop == nil ? max(0, due - schedule.ticksPerWake) : 0, scanning: scanning,
              stoppedWith: attachedAtStop)
         lastTick &+= UInt64(due) &* interval
     }
