@@ -29,8 +29,7 @@ struct CPUDrainSchedule: SamplerSchedule {
     mutating func arrived(_ sample: Sample) -> Int { 0 }
 
     /// Keeps CPU times current between scans: a thread that exits takes its last reading with it.
-    mutating func wake(at now: UInt64, due: Int, late: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting,
-                       stopRequested: () -> Bool) {
+    mutating func wake(at now: UInt64, due: Int, late: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting) {
         routing.updateThreads { aggregator in
             for tid in threads { aggregator.observeCPU(tid, cpu: ss_thread_cpu_time_ns(tid)) }
         }

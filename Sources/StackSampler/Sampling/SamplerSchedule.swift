@@ -18,9 +18,7 @@ protocol SamplerSchedule {
     mutating func route(_ sample: Sample, into routing: inout SampleRouting)
     /// The work of a wake at `now`, `due` ticks after the last one (`late` of them more than
     /// `ticksPerWake` asked for: the sampler thread was kept off a core): `threads` are attached.
-    /// Returns early once `stopRequested` says so.
-    mutating func wake(at now: UInt64, due: Int, late: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting,
-                       stopRequested: () -> Bool)
+    mutating func wake(at now: UInt64, due: Int, late: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting)
     /// Forgets a thread that has exited.
     mutating func threadEnded(_ tid: Int32)
     /// A thread has exited, before `routing` forgets it: what it still owes is counted.

@@ -261,6 +261,10 @@ final class SamplerThread: @unchecked Sendable {
         let interval = schedule.intervalNanoseconds
         let due = now > lastTick ? Int((now - lastTick) / interval) : 0
         guard due > 0 else { return drain() }
+        // A stop asked for meanwhile: its own last wake counts these ticks, up to the moment it
+        // was asked (after it, the thread that asked runs the profiler's code). Counted here they
+        // would be taken past that moment; left half counted, lost without a word.
+        if attachedAtStop == nil, stopRequested.load(ordering: .acquiring) { return }
         // The ticks lie on the grid, the last at or before `now` (at the stop, `now` is the
         // moment it was asked: a tick placed there would fall in the profiler's own exit path).
         wake(at: lastTick &+ UInt64(due) &* interval, due: due, late: attachedAtStop == nil ? max(0, due - schedule.ticksPerWake) : 0, scanning: scanning,
@@ -271,14 +275,22 @@ final class SamplerThread: @unchecked Sendable {
     /// One wake of the loop: drain, scan when due, the mode's work, and the consumers' turn.
     private func wake(at now: UInt64, due: Int, late: Int, scanning: Bool, stoppedWith attachedAtStop: ArraySlice<Int32>?) {
         drain()
-        if scanning, scan.mayFindChanges(at: now) {
-            let ended = scan.scan(initial: false, own: ownThreads(), at: now, routing: &routing,
-                                  ending: { self.schedule.threadEnding($0, routing: &$1) })
-            for tid in ended { schedule.threadEnded(tid) }
+        // The threads that ended by themselves since the last wake first: their ticks up to their
+        // end are counted by this wake, before a scan forgets them.
+        let ended = takeEndedThreads()
+        // A thread's CPU time as it ended: its last reading, exact.
+        routing.updateThreads { aggregator in
+            for note in ended { aggregator.observeCPU(note.tid, cpu: note.cpu_ns) }
         }
-        schedule.threadsEnded(takeEndedThreads())
-        schedule.wake(at: now, due: due, late: late, threads: attachedAtStop ?? scan.attachedThreads(), routing: &routing,
-                      stopRequested: { attachedAtStop == nil && self.stopRequested.load(ordering: .acquiring) })
+        schedule.threadsEnded(ended)
+        schedule.wake(at: now, due: due, late: late, threads: attachedAtStop ?? scan.attachedThreads(), routing: &routing)
+        if scanning, scan.mayFindChanges(at: now) {
+            let gone = scan.scan(initial: false, own: ownThreads(), at: now, routing: &routing,
+                                 ending: { self.schedule.threadEnding($0, routing: &$1) })
+            for tid in gone { schedule.threadEnded(tid) }
+            // Threads the scan attached are watched from now, not from the next wake.
+            schedule.watch(scan.attachedThreads())
+        }
         guard !routing.consumers.isEmpty else { return }
         let losses = lossCounters().losses(of: routing.aggregator, since: countsStart.counters.losses)
         for consumer in routing.consumers { consumer.woke(at: now, threads: routing.aggregator.threads, losses: losses) }

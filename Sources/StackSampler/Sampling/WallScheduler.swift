@@ -177,8 +177,7 @@ struct WallScheduler: SamplerSchedule {
     /// thread's switches a late wake loses nothing; a thread without them has its late ticks
     /// counted with the stack found now. Threads that ended since the last wake (`threadsEnded`)
     /// have their ticks up to their end counted too.
-    mutating func wake(at now: UInt64, due: Int, late: Int, threads attached: ArraySlice<Int32>, routing: inout SampleRouting,
-                       stopRequested: () -> Bool) {
+    mutating func wake(at now: UInt64, due: Int, late: Int, threads attached: ArraySlice<Int32>, routing: inout SampleRouting) {
         missedTicks += late
         ringSoughtThisWake = false
         var guessed = newThreadWatched
@@ -194,9 +193,6 @@ struct WallScheduler: SamplerSchedule {
             if countTicks(of: thread, at: now, due: due, late: late, end: (note.cpu_ns, note.time_ns), routing: &routing) { guessed = true }
         }
         for tid in attached {
-            // A stop asked for meanwhile: the thread that asked waits for the sampler thread,
-            // and its stack there is the profiler's own, not the program's.
-            if stopRequested() { return }
             if countTicks(of: state(of: tid, watched: true), at: now, due: due, late: late, end: nil, routing: &routing) { guessed = true }
         }
     }
