@@ -98,12 +98,15 @@ extension EndToEnd {
             #expect(engine.hasPrefix("CPU-time timers, user and kernel time: below two scheduler ticks"), "\(automatic.process.stderr)")
             let forced = try Self.run(period: "1ms", engine: "perf", seconds: 1, in: directory)
             #expect(forced.process.termination == .exited(0), "\(forced.process)")
-            // The share the counters lost, against the kernel's share the program measured (getrusage,
-            // itself estimated from ticks: about 250 over the run, so a few points either way).
+            // The share the counters lost, against the share of its CPU the program measured in
+            // its read(2) calls (its own CPU clock around them: nearly all of it in the kernel).
+            // Not getrusage's kernel share: the kernel splits user and system time by the ticks
+            // that found the thread in each, a few hundred over the run, and under load that
+            // split was 61 % against the 49.6 % measured.
             let prefix = "stacksampler: counts: user-space CPU time only: "
             let lost = Double(forced.counts.dropFirst(prefix.count).prefix { $0 != " " }) ?? -100
-            #expect(forced.counts.hasPrefix(prefix) && abs(lost - 100 * forced.kernel) <= 10,
-                    "lost \(lost) %, kernel share \(forced.kernel)\n\(forced.process.stderr)")
+            #expect(forced.counts.hasPrefix(prefix) && abs(lost - 100 * forced.measured) <= 10,
+                    "lost \(lost) %, share of its CPU in read(2) \(forced.measured), kernel share by getrusage \(forced.kernel)\n\(forced.process.stderr)")
         }
     }
 }
