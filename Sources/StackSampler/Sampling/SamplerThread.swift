@@ -272,7 +272,8 @@ final class SamplerThread: @unchecked Sendable {
         lastTick &+= UInt64(due) &* interval
     }
 
-    /// One wake of the loop: drain, scan when due, the mode's work, and the consumers' turn.
+    /// One wake of the loop: drain, the ended threads' notes, the mode's work, the scan when due, and
+    /// the consumers' turn.
     private func wake(at now: UInt64, due: Int, late: Int, scanning: Bool, stoppedWith attachedAtStop: ArraySlice<Int32>?) {
         drain()
         // The threads that ended by themselves since the last wake first: their ticks up to their
