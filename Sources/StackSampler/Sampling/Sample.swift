@@ -41,7 +41,7 @@ struct Sample: Sendable {
         let header = sample.pointee
         tid = header.tid
         timeNanoseconds = header.time_ns
-        frames = UnsafeBufferPointer(start: ss_sample_frames(sample), count: Int(header.depth)).map { UInt($0) }
+        frames = Array(UnsafeBufferPointer(start: ss_sample_frames(sample), count: Int(header.depth)))
         let flags = UInt32(header.flags)
         walk = if flags & UInt32(SS_SAMPLE_TRUNCATED) != 0 { .truncated }
             else if flags & UInt32(SS_SAMPLE_LEAF_ONLY) != 0 { .leafOnly }

@@ -54,10 +54,15 @@ struct WallScheduler: SamplerSchedule {
     /// engine's buffer at the pace of the counters' samples on every core.
     private let maximumTicksPerWake: Int
     private var calmWakes = 0
-    /// The shortest sleep the switches showed in this second and in the one before (ns): a wake
-    /// may come after at most half of it, so that a wake falls inside every such sleep and it
-    /// is walked.
-    private var shortestSleep: (thisSecond: UInt64, lastSecond: UInt64, secondStart: UInt64) = (.max, .max, 0)
+    /// The shortest sleep the switches showed in this span of `sleepMemoryNanoseconds` and in the
+    /// one before (ns): a wake may come after at most half of it, so that a wake falls inside
+    /// every such sleep and it is walked.
+    private var shortestSleep: (thisSpan: UInt64, lastSpan: UInt64, spanStart: UInt64) = (.max, .max, 0)
+    /// How long a short sleep holds the wakes close together: a program that sleeps briefly now
+    /// and then (a lock held for a moment) pays for close wakes a quarter to half a second each
+    /// time, not a second or two (the 8-thread benchmark: a tenth of the run's CPU); one that
+    /// sleeps briefly more often than that keeps them close.
+    private static let sleepMemoryNanoseconds: UInt64 = 250_000_000
     /// Whether a ring was looked for at this wake (one lent at most per wake, one search).
     private var ringSoughtThisWake = false
     /// Threads that ended since the last wake (`threadsEnded`).
@@ -110,7 +115,7 @@ struct WallScheduler: SamplerSchedule {
                 skippedTicks += tick.ticks
             }
         }
-        thread.pending = []
+        thread.pending.removeAll()
     }
 
     /// Every sleeping thread's owed ticks are counted: the counts are about to be read.
@@ -182,8 +187,8 @@ struct WallScheduler: SamplerSchedule {
         ringSoughtThisWake = false
         var guessed = newThreadWatched
         newThreadWatched = false
-        if now &- shortestSleep.secondStart >= 1_000_000_000 {
-            shortestSleep = (.max, shortestSleep.thisSecond, now)
+        if now &- shortestSleep.spanStart >= Self.sleepMemoryNanoseconds {
+            shortestSleep = (.max, shortestSleep.thisSpan, now)
         }
         defer { adaptTicksPerWake(calm: !guessed) }
         let ended = endedThreads
@@ -297,7 +302,7 @@ struct WallScheduler: SamplerSchedule {
     /// After a wake: one tick per wake while a sleep ended before it could be walked or a
     /// thread's switches were not known (its ticks would be counted with the stack found at the
     /// wake); after `calmWakesToGrow` calm wakes in a row, twice as many, up to the maximum, and
-    /// never more than half the shortest sleep seen in the last second or two (so that a wake
+    /// never more than half the shortest sleep seen in the last quarter to half second (so that a wake
     /// falls inside each sleep that long). A thread's switches carry the time of each, so counting
     /// several ticks at one wake loses nothing else: the wake costs the same for one tick as for ten.
     private mutating func adaptTicksPerWake(calm: Bool) {
@@ -311,7 +316,7 @@ struct WallScheduler: SamplerSchedule {
             ticksPerWake = min(maximumTicksPerWake, ticksPerWake * 2)
             calmWakes = 0
         }
-        let shortest = min(shortestSleep.thisSecond, shortestSleep.lastSecond)
+        let shortest = min(shortestSleep.thisSpan, shortestSleep.lastSpan)
         ticksPerWake = max(1, min(ticksPerWake, Int(min(shortest / (2 * intervalNanoseconds), UInt64(maximumTicksPerWake)))))
     }
 
@@ -323,7 +328,7 @@ struct WallScheduler: SamplerSchedule {
             case SS_SWITCH_OUT_BLOCKED: sleepStart = record.time_ns
             case SS_SWITCH_IN:
                 if let start = sleepStart, record.time_ns > start {
-                    shortestSleep.thisSecond = min(shortestSleep.thisSecond, record.time_ns - start)
+                    shortestSleep.thisSpan = min(shortestSleep.thisSpan, record.time_ns - start)
                 }
                 sleepStart = nil
             default: sleepStart = nil
@@ -333,9 +338,9 @@ struct WallScheduler: SamplerSchedule {
 
     /// Takes in the thread's samples taken up to CPU time `cpu`.
     private mutating func takeSamples(of thread: WallThread, upTo cpu: Int64, routing: inout SampleRouting) {
-        let due = thread.samples.prefix { $0.cpu <= cpu }
-        for sample in due { settle(thread, next: sample, routing: &routing) }
-        thread.samples.removeFirst(due.count)
+        while let next = thread.samples.first, next.cpu <= cpu {
+            settle(thread, next: thread.samples.removeFirst(), routing: &routing)
+        }
     }
 
     /// The thread's CPU time and a moment it was read at (the moment before the read: it is at
@@ -482,7 +487,7 @@ struct WallScheduler: SamplerSchedule {
             return count(thread, known: known, at: now, ticks: ticks, routing: &routing)
         }
         if let last = thread.pending.last, last.cpu == cpu {
-            thread.pending[thread.pending.count - 1].ticks += ticks
+            thread.pending.updateLast { $0.ticks += ticks }
         } else if thread.pending.count < Self.maximumPending {
             thread.pending.append(WallThread.Tick(time: now, cpu: cpu, ticks: ticks))
         } else {
@@ -520,9 +525,9 @@ struct WallScheduler: SamplerSchedule {
     /// counted with the nearer, in CPU time, of the stack known before and `next`, among those
     /// that reach it (`Known.reach`); a tick neither reaches is counted lost.
     private mutating func settle(_ thread: WallThread, next: WallThread.Known, routing: inout SampleRouting) {
-        let settled = thread.pending.prefix { $0.cpu <= next.cpu }
         var reachedNext = false
-        for tick in settled {
+        while let first = thread.pending.first, first.cpu <= next.cpu {
+            let tick = thread.pending.removeFirst()
             let fromKnown = thread.known.map { tick.cpu - $0.cpu }
             let toNext = next.cpu - tick.cpu
             let knownReaches = !reachedNext && fromKnown.map { $0 <= thread.known!.reach } == true
@@ -537,7 +542,6 @@ struct WallScheduler: SamplerSchedule {
                 skippedTicks += tick.ticks
             }
         }
-        thread.pending.removeFirst(settled.count)
         if !reachedNext { thread.know(next) }
     }
 
@@ -620,9 +624,9 @@ final class WallThread {
     /// Whether `known` has been counted once (then it is the aggregator's last stack of the thread).
     var counted = false
     /// Ticks waiting for a sample, oldest first.
-    var pending: [Tick] = []
+    var pending = FIFO<Tick>()
     /// Samples drained and not yet taken in, oldest first.
-    var samples: [Known] = []
+    var samples = FIFO<Known>()
     /// Ticks asleep with `known`'s stack not counted yet, the last at `owedAt`.
     private(set) var owedTicks = 0
     private(set) var owedAt: UInt64 = 0
