@@ -205,6 +205,15 @@ void ss_registry_arm_deferred(const struct ss_sampling_engine *engine);
 /* Detaches every thread and refuses attaches until the next open. */
 void ss_registry_close(void);
 void ss_registry_forget_after_fork(void);
+
+/* engine_perf_events.c: a descriptor of the engine's other than a counter (a held /proc file)
+ * takes a place among the counters, within their bound: `fd` moved there (the number returned),
+ * or closed and -EMFILE. Each place taken is given back with ss_engine_release_descriptor. */
+int ss_engine_place_descriptor(int fd);
+void ss_engine_release_descriptor(void);
+
+/* blocked_position.c: a forked child closes its copies of the held files, where still ours. */
+void ss_held_files_forget_after_fork(void);
 /* The calling thread blocks (`blocked`) or unblocks the engine's signal: its sampling is
  * disarmed or armed again, and then its mask set to `mask`. */
 void ss_thread_mask_engine_signal(int blocked, const sigset_t *mask);

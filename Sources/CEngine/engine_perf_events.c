@@ -71,7 +71,8 @@ static _Atomic uint64_t event_ids[DESCRIPTOR_LIMIT];
 /* The anonymous inode every perf_event descriptor shares (st_dev, st_ino): a descriptor
  * that is not on it is not a counter, and is never given a perf ioctl. */
 static _Atomic uint64_t counter_device, counter_inode;
-/* Counters held now (bounded by counter_room): a place is reserved before a counter takes it,
+/* Counters held now, with wall mode's held /proc files (ss_engine_place_descriptor), bounded
+ * by counter_room: a place is reserved before a counter takes it,
  * since threads attach and detach at once (thread_registry.c lets its lock go meanwhile). */
 static _Atomic int counters_held;
 
@@ -251,6 +252,10 @@ static int place(int fd) {
     atomic_fetch_sub(&counters_held, 1);
     return -EMFILE;
 }
+
+int ss_engine_place_descriptor(int fd) { return place(fd); }
+
+void ss_engine_release_descriptor(void) { atomic_fetch_sub(&counters_held, 1); }
 
 /* Notes the counter at `fd` as the engine's: its inode and its event id. 0 or -errno. */
 static int identify(int fd) {

@@ -188,12 +188,12 @@ extension EndToEnd {
         @Test("counters stay out of the program's way: none in a forked child, a file dup2()ed onto a counter's number stays open in a child, sampling goes on after the program closes every descriptor")
         func descriptors() throws {
             let directory = try ScratchDirectory.make("perf-fds")
-            let run = try ProfiledRun.preload(.perfFds, [directory], settings: ["STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_ENGINE": "perf"],
+            let run = try ProfiledRun.preload(.profilerFds, [directory], settings: ["STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_ENGINE": "perf"],
                                               in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
             let output = run.process.stdout
-            #expect(ProgramOutput.integer("parent", in: output.replacingOccurrences(of: "parent perf fds", with: "parent")) == 1, "\(output)")
-            #expect(ProgramOutput.integer("child", in: output.replacingOccurrences(of: "child perf fds", with: "child")) == 0, "\(output)")
+            #expect(Self.count("parent fds", in: output) == 1, "\(output)")
+            #expect(Self.count("child fds", in: output) == 0, "\(output)")
             // The program's file at the counter's number: the child writes it, and it holds both lines.
             #expect(output.contains("child_write ok") && ProgramOutput.integer("shared_bytes", in: output) == 13, "\(output)")
             #expect(try String(contentsOfFile: directory + "/shared.data", encoding: .utf8) == "child\nparent\n")
@@ -227,7 +227,12 @@ extension EndToEnd {
             #expect(try FoldedProfile(contentsOf: output).inclusiveCount { $0 == "execute_command" } > 0, "bash's own functions in its profile")
         }
 
-        /// Whether perf_fds's own.data holds exactly the 18,000 bytes it wrote ('a' to 'z' over and over, in pieces of 500).
+        /// The number profiler_fds printed after `label` (a label of more than one word).
+        static func count(_ label: String, in output: String) -> Int? {
+            ProgramOutput.integer("counted", in: output.replacingOccurrences(of: label, with: "counted"))
+        }
+
+        /// Whether profiler_fds's own.data holds exactly the 18,000 bytes it wrote ('a' to 'z' over and over, in pieces of 500).
         static func ownData(in directory: String) -> Bool {
             guard let data = FileManager.default.contents(atPath: directory + "/own.data"), data.count == 18_000 else { return false }
             return data.enumerated().allSatisfy { $0.element == UInt8(ascii: "a") + UInt8(($0.offset % 500) % 26) }
@@ -237,7 +242,7 @@ extension EndToEnd {
               arguments: ["cpu", "wall"])
         func recordAfterCloseAll(mode: String) throws {
             let directory = try ScratchDirectory.make("record-close-all")
-            let run = try ProfiledRun.record(.perfFds, [directory], options: ["--mode", mode, "--period", "1ms", "--engine", "perf"],
+            let run = try ProfiledRun.record(.profilerFds, [directory], options: ["--mode", mode, "--period", "1ms", "--engine", "perf"],
                                              in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
             #expect(ProgramOutput.integer("own_fd", in: run.process.stdout) == 3 && ProgramOutput.integer("own_bytes", in: run.process.stdout) == 18_000,

@@ -44,6 +44,30 @@ extension EndToEnd {
                     "the summary names the thread it could not sample: \(run.process.stderr)")
         }
 
+        /// A thread walked asleep tick after tick has its /proc/self/task/TID/syscall held open: a
+        /// descriptor in the program's process, so it gets what the counters get. A forked child
+        /// holds none; a file the program dup2()s onto its number is not closed when its thread
+        /// ends (the profiler forgets the thread then); walks go on after the program closes
+        /// every descriptor (the file is held again at a new number).
+        @Test("held /proc files stay out of the program's way: none in a forked child, a file dup2()ed onto one's number stays open as its thread ends, walks go on after the program closes every descriptor")
+        func heldFiles() throws {
+            let directory = try ScratchDirectory.make("held-files")
+            let run = try ProfiledRun.preload(.profilerFds, [directory, "syscall"],
+                                              settings: ["STACKSAMPLER_MODE": "wall", "STACKSAMPLER_PERIOD": "1ms"], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            let output = run.process.stdout
+            #expect((PerfEngine.count("parent fds", in: output) ?? 0) >= 1, "the sleeping thread's file is held: \(output)")
+            #expect(PerfEngine.count("child fds", in: output) == 0, "\(output)")
+            #expect(output.contains("child_write ok") && ProgramOutput.integer("shared_bytes", in: output) == 13, "\(output)")
+            #expect(try String(contentsOfFile: directory + "/shared.data", encoding: .utf8) == "child\nparent\n")
+            #expect(PerfEngine.ownData(in: directory), "own.data holds what the program wrote, nothing else")
+            #expect(ProgramOutput.integer("interrupted", in: output) == 0, "no sleep ended early: \(output)")
+            // The main thread works 0.5 s of CPU and more after the close: about 500 ticks of the
+            // sleeper at 1 ms, nearly all asleep (less those of sleeps over before they were walked).
+            let after = try run.profile().inclusiveCount { $0 == "sleep_after" }
+            #expect(after > 150, "\(after) samples in sleep_after after the program closed its descriptors")
+        }
+
         /// A calm sampler counts the ticks of many periods at each wake (up to 50 ms of them).
         /// A thread started in the middle of such a batch wakes it (its ring opened at once, not at
         /// the batch's end: its first ticks were lost), and a thread that ends in the middle of one

@@ -38,9 +38,10 @@ enum TestProgram: String, CaseIterable, Sendable {
     case churn
     /// Two raw clone threads on the same tid (run as pid 1 of a new pid namespace): `first_spin`, then `reused_spin`.
     case tidReuse = "tid_reuse"
-    /// Counts its perf_event descriptors and a forked child's, shares a file at a counter's number
-    /// with a forked child, then closes every descriptor above 2 and works on, writing a file of its own.
-    case perfFds = "perf_fds"
+    /// Counts the profiler's descriptors of a kind (counters, or wall mode's held /proc files, with
+    /// threads sleeping meanwhile) and a forked child's, shares a file at such a number with a
+    /// forked child, then closes every descriptor above 2 and works on, writing a file of its own.
+    case profilerFds = "profiler_fds"
     /// THREADS waiting threads, then FILES descriptors (0: until refused), and select() on the
     /// highest; built with _FORTIFY_SOURCE (an FD_SET past FD_SETSIZE aborts).
     case fdHeadroom = "fd_headroom"
@@ -163,7 +164,7 @@ enum TestProgram: String, CaseIterable, Sendable {
              .callService:
             ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
-             .perfFds, .denyPerfEvents, .pageFaults, .service, .forkRounds, .syscalls: ["gcc", "-O2"]
+             .profilerFds, .denyPerfEvents, .pageFaults, .service, .forkRounds, .syscalls: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         case .inlined: ["gcc", "-O2", "-g"]

@@ -122,21 +122,24 @@ static inline uint64_t next_random(uint64_t *state) {
     return *state * 0x2545F4914F6CDD1DULL;
 }
 
-/* How many of this process's descriptors are perf_event counters (links to
- * "anon_inode:[perf_event]" in /proc/self/fd), or -1 if that cannot be read; the lowest such
- * number in `*lowest` (-1 if none) when `lowest` is not NULL. */
-static inline int perf_event_descriptors(int *lowest) {
+/* How many of this process's descriptors are of `kind`: "perf_event", counters (links to
+ * "anon_inode:[perf_event]" in /proc/self/fd), or "syscall", a thread's
+ * /proc/PID/task/TID/syscall held open; -1 if that cannot be read. The lowest such number in
+ * `*lowest` (-1 if none) when `lowest` is not NULL. */
+static inline int descriptors_of_kind(const char *kind, int *lowest) {
     DIR *directory = opendir("/proc/self/fd");
     if (!directory) return -1;
-    int count = 0, first = -1;
+    int count = 0, first = -1, perf = strcmp(kind, "perf_event") == 0;
     struct dirent *entry;
-    char path[300], target[64];
+    char path[300], target[128];
     while ((entry = readdir(directory))) {
         snprintf(path, sizeof path, "/proc/self/fd/%s", entry->d_name);
         ssize_t length = readlink(path, target, sizeof target - 1);
         if (length <= 0) continue;
         target[length] = 0;
-        if (strcmp(target, "anon_inode:[perf_event]") != 0) continue;
+        int matches = perf ? strcmp(target, "anon_inode:[perf_event]") == 0
+                           : strncmp(target, "/proc/", 6) == 0 && length > 8 && strcmp(target + length - 8, "/syscall") == 0;
+        if (!matches) continue;
         count++;
         int fd = atoi(entry->d_name);
         if (first < 0 || fd < first) first = fd;
@@ -145,6 +148,9 @@ static inline int perf_event_descriptors(int *lowest) {
     if (lowest) *lowest = first;
     return count;
 }
+
+/* How many of this process's descriptors are perf_event counters (descriptors_of_kind). */
+static inline int perf_event_descriptors(int *lowest) { return descriptors_of_kind("perf_event", lowest); }
 
 /* Whether this process holds a POSIX timer (a line in /proc/self/timers). */
 static inline int has_posix_timer(void) {

@@ -60,11 +60,15 @@ final class BlockedThreadWalker {
     /// Where `tid` is blocked now: nil while it runs, `.some(nil)` once it has exited. The kernel
     /// sometimes answers `running` for a thread caught changing state; one more read settles most
     /// (`readAgain`). A thread whose switches say it is asleep and that the kernel calls running
-    /// was woken and waits for a core: a second read finds the same, and is not made.
-    static func position(of tid: Int32, readAgain: Bool = true) -> Position?? {
+    /// was woken and waits for a core: a second read finds the same, and is not made. With
+    /// `heldFile` (the thread's, `ss_thread_blocked_position_held`), read through its file held open.
+    static func position(of tid: Int32, readAgain: Bool = true, heldFile: UnsafeMutablePointer<Int32>? = nil) -> Position?? {
         var raw = ss_blocked_position()
-        var found = ss_thread_blocked_position(tid, &raw)
-        if readAgain, found == 0 { found = ss_thread_blocked_position(tid, &raw) }
+        let read = { (raw: inout ss_blocked_position) in
+            if let heldFile { ss_thread_blocked_position_held(tid, heldFile, &raw) } else { ss_thread_blocked_position(tid, &raw) }
+        }
+        var found = read(&raw)
+        if readAgain, found == 0 { found = read(&raw) }
         switch found {
         case 1: return .some(Position(raw: raw))
         case 0: return nil
@@ -74,9 +78,11 @@ final class BlockedThreadWalker {
 
     /// Looks at `tid`, whose CPU time is `cpu`: if it is blocked, walks its stack into `sample`
     /// (time `now`) and checks it stayed put meanwhile: with `stayedAsleep` (its context switches
-    /// say whether it was switched in since), else by reading where it blocks and its CPU time again.
-    func look(at tid: Int32, cpu: Int64, now: UInt64, stayedAsleep: (() -> Bool)? = nil) -> Look {
-        guard let found = Self.position(of: tid, readAgain: stayedAsleep == nil) else { return .running }
+    /// say whether it was switched in since), else by reading where it blocks and its CPU time
+    /// again. Reads through the thread's held file (`heldFile`), if given.
+    func look(at tid: Int32, cpu: Int64, now: UInt64, stayedAsleep: (() -> Bool)? = nil,
+              heldFile: UnsafeMutablePointer<Int32>? = nil) -> Look {
+        guard let found = Self.position(of: tid, readAgain: stayedAsleep == nil, heldFile: heldFile) else { return .running }
         guard let before = found else { return .gone }
         pages.initialize(to: ss_page_cache())
         let frames = UnsafeMutablePointer(mutating: ss_sample_frames(buffer))
@@ -84,7 +90,7 @@ final class BlockedThreadWalker {
         var framePointerSteps: Int32 = 0
         let count = ss_unwind_stack(before.programCounter, before.stackPointer, 0, 0, ss_read_memory_paged, pages,
                                     frames, Int32(capacity), &outcome, &framePointerSteps)
-        let settled = if let stayedAsleep { stayedAsleep() } else { Self.position(of: tid) == .some(before) && ss_thread_cpu_time_ns(tid) == cpu }
+        let settled = if let stayedAsleep { stayedAsleep() } else { Self.position(of: tid, heldFile: heldFile) == .some(before) && ss_thread_cpu_time_ns(tid) == cpu }
         guard settled, count > 0 else { return .unsettled }
         var flags = UInt16(SS_SAMPLE_WITHOUT_SIGNAL)
         if outcome == Int32(SS_WALK_TRUNCATED) { flags |= UInt16(SS_SAMPLE_TRUNCATED) }

@@ -176,6 +176,7 @@ struct WallScheduler: SamplerSchedule {
             ss_switch_ring_close(ring)
             ringsOpen -= 1
         }
+        ss_held_file_close(thread.heldFile)
     }
 
     /// `due` ticks are counted, at the times they were due (the last one `now`): with the
@@ -507,7 +508,10 @@ struct WallScheduler: SamplerSchedule {
         let stayedAsleep = ring.map { ring in { ss_switch_ring_unread(ring) == 0 && ss_thread_cpu_time_ns(thread.tid) == cpu } }
         // Without a ring: read before the walk, so that a core got during it or after changes it.
         let sequence = ring == nil ? ss_thread_schedule_sequence(thread.tid) : -1
-        switch blockedWalker.look(at: thread.tid, cpu: cpu, now: now, stayedAsleep: stayedAsleep) {
+        let look = withUnsafeMutablePointer(to: &thread.heldFile) { heldFile in
+            blockedWalker.look(at: thread.tid, cpu: cpu, now: now, stayedAsleep: stayedAsleep, heldFile: heldFile)
+        }
+        switch look {
         case .walked:
             var known = WallThread.Known(sample: Sample(blockedWalker.sample), cpu: cpu, reach: Self.unmovedNanoseconds)
             known.sleep = sleep
@@ -611,6 +615,9 @@ final class WallThread {
     var ring: OpaquePointer?
     /// Whether a ring was asked for (once: refused, or past the bound, it stays without one).
     var ringTried = false
+    /// Its `/proc/self/task/TID/syscall` held open once it is walked asleep
+    /// (`ss_thread_blocked_position_held`), closed as it is forgotten (`threadEnded`).
+    var heldFile = Int32(SS_HELD_FILE_NONE)
     var place: Place = .unknown
     /// The thread's CPU time at the last tick that read it, -1 before.
     var cpuAtLastTick: Int64 = -1
