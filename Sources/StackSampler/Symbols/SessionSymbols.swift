@@ -17,6 +17,7 @@ final class SessionSymbols: @unchecked Sendable {
     private let symbolizer: Symbolizer
     /// When the mappings were last read; 0 before the first use.
     private var readAt: UInt64 = 0
+    private let reads = Atomic<Int>(0)
     /// The perf map of the process (its pid: a forked child's session reads the child's), read as it grows.
     private var perfMap = (pid: getpid(), file: PerfMapFile(pid: getpid()))
 
@@ -41,6 +42,10 @@ final class SessionSymbols: @unchecked Sendable {
         }
     }
 
+    /// How many times the mappings have been read: what was looked up before the count changed
+    /// may no longer hold (a module unloaded, another loaded at its addresses).
+    var mappingsRead: Int { reads.load(ordering: .relaxed) }
+
     /// The start of the function holding `address` (see `Symbolizer.functionStart`).
     func functionStart(of address: UInt) -> UInt {
         lock.withLock { _ in
@@ -62,5 +67,6 @@ final class SessionSymbols: @unchecked Sendable {
         if perfMap.pid != pid { perfMap = (pid, PerfMapFile(pid: pid)) }
         symbolizer.remap(.current(), perfMapFile: &perfMap.file)
         readAt = now
+        reads.add(1, ordering: .relaxed)
     }
 }
