@@ -8,12 +8,14 @@ extension EndToEnd {
     /// test at a time: each brings its own load.
     @Suite(.serialized) struct LoadedWall {
         /// The phases program (spins, sleeps, nested calls, each timed by the program itself):
-        /// every call reconstructed, none merged or missing, within max(25 %, 4 periods) of its own
-        /// timing. The tighter max(10 %, 2 periods) holds in most runs (0 of 35 calls outside it in
-        /// a run at load 16) but not in every one (a 40.4 ms spin reconstructed as 36.0 ms): a
-        /// thread kept off its core part of the time is sampled every counter period of its CPU
-        /// time, so a boundary between two computing calls moves by up to that period over its
-        /// share of a core. Before (the sampler signalling threads it saw running): a 120 ms spin
+        /// every call reconstructed, none merged or missing, within max(10 %, 2 periods) of its own
+        /// timing at 10 ms, and within max(25 %, 4 periods) at 1 ms. At 1 ms the tighter bound
+        /// fails in about one run in ten under this load (2 of 364 calls in 26 runs, the worst a
+        /// 43.8 ms spin reconstructed as 37.0 ms): a thread is sampled every counter period of its
+        /// CPU time, and when it is preempted within half of one of a boundary between two
+        /// computing calls, the sample nearest in CPU time may lie across the boundary, and the
+        /// whole wait for a core goes with it (a few milliseconds under three spinners), which
+        /// at 10 ms stays well inside 2 periods (0 of 280 calls outside in 20 runs). Before (the sampler signalling threads it saw running): a 120 ms spin
         /// reported as 320 ms and the sleep after it missing. The program's very first call starts
         /// before the engine has its first sample (docs/limits.md): it is only checked to be
         /// not longer than it was.
@@ -37,7 +39,7 @@ extension EndToEnd {
                 let calls = trace.events(named: name)
                 try #require(calls.count == truth.count, "\(name): \(calls.count) invocations for \(truth.count) calls")
                 for (index, (call, real)) in zip(calls, truth).enumerated() {
-                    let allowed = max(0.25 * real, 4 * periodMilliseconds)
+                    let allowed = periodMilliseconds >= 10 ? max(0.10 * real, 2 * periodMilliseconds) : max(0.25 * real, 4 * periodMilliseconds)
                     let error = call.milliseconds - real
                     if name == "phase_spin_50" && index == 0 {
                         #expect(error <= allowed, "the first call, \(first) ms, reconstructed as \(call.milliseconds) ms")
