@@ -15,8 +15,9 @@ extension EndToEnd {
         /// CPU time, and when it is preempted within half of one of a boundary between two
         /// computing calls, the sample nearest in CPU time may lie across the boundary, and the
         /// whole wait for a core goes with it (a few milliseconds under three spinners), which
-        /// at 10 ms stays well inside 2 periods (0 of 280 calls outside in 20 runs). Before (the sampler signalling threads it saw running): a 120 ms spin
-        /// reported as 320 ms and the sleep after it missing. The program's very first call starts
+        /// at 10 ms stays well inside 2 periods (0 of 280 calls outside in 20 runs, under two
+        /// spinners and three). Before (the sampler signalling threads it saw running): a 120 ms
+        /// spin reported as 320 ms and the sleep after it missing. The program's very first call starts
         /// before the engine has its first sample (docs/limits.md): it is only checked to be
         /// not longer than it was.
         @Test("busy machine, wall 1 ms and 10 ms: every call of the phases program is found, lasting what the program measured",
