@@ -7,13 +7,17 @@
  * file held open and read with pread: 2.6 us, against 8.7 us to open, read and close it (4
  * sleeping threads, this machine). Held files are descriptors in the program's process: they
  * are placed among the counters and counted with them (ss_engine_place_descriptor: the same
- * bound, above FD_SETSIZE when the limit has room), at most HELD_FILES; each is known by its
- * inode and checked with fstat before every read (the program may have closed the number and
- * opened a file of its own there: that file is left alone and the hold forgotten); a forked
- * child closes its copies where they are still ours. Used by the sampler thread alone.
+ * bound, above FD_SETSIZE when the limit has room), and take at most a quarter of that room
+ * (and HELD_FILES), so that threads' counters keep the rest; each is known by its thread and
+ * its inode and checked with fstat before every read and close (the program may have closed
+ * the number and opened a file of its own there: that file is left alone and the hold
+ * forgotten); a forked child closes its copies where they are still ours. A held file that
+ * cannot be read (its thread exited) is given up, and the thread read through its path. Used
+ * by one thread at a time: the sampler's.
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
+#include "sampling_engine.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,12 +49,14 @@ static int parse_hex(const char **cursor, uint64_t *value) {
 
 enum { HELD_FILES = 64 };
 
-/* A file held open for a thread: its descriptor and inode. */
+/* A file held open for a thread: its descriptor, thread and inode. */
 static struct held_file {
     int in_use;
     int fd;
+    int32_t tid;
     uint64_t device, inode;
 } held[HELD_FILES];
+static int held_count;
 
 /* Parses the file's text: 1 with `position` set, 0 while the thread runs (or the text is not
  * understood). */
@@ -107,52 +113,56 @@ static int still_held(int slot) {
            (uint64_t)status.st_ino == held[slot].inode;
 }
 
-/* Forgets the held file `slot`, closing it only if it is still ours. */
-static void release_held(int slot) {
+/* Forgets the held file `slot`, closing it only if `close_it` and it is still ours. */
+static void forget_held(int slot, int close_it) {
     if (!held[slot].in_use) return;
-    if (still_held(slot)) close(held[slot].fd);
+    if (close_it && still_held(slot)) close(held[slot].fd);
     held[slot].in_use = 0;
+    held_count--;
     ss_engine_release_descriptor();
 }
 
-/* Holds `tid`'s file open in a free slot: the slot, or -1 (none free, no room among the
- * engine's descriptors, or the thread is gone). */
+/* Holds `tid`'s file open in a free slot: the slot, SS_HELD_FILE_NONE when none is free now,
+ * or SS_HELD_FILE_REFUSED (no room among the engine's descriptors, or no such thread). */
 static int hold(int32_t tid) {
+    int first, room = ss_perf_counter_room(&first);
+    if (held_count >= HELD_FILES || held_count >= room / 4) return SS_HELD_FILE_NONE;
     int slot = 0;
-    while (slot < HELD_FILES && held[slot].in_use) slot++;
-    if (slot == HELD_FILES) return -1;
+    while (held[slot].in_use) slot++;
     int fd = open_syscall_file(tid);
-    if (fd < 0) return -1;
-    fd = ss_engine_place_descriptor(fd);
-    if (fd < 0) return -1;
+    if (fd < 0) return SS_HELD_FILE_REFUSED;
+    /* Known by the file opened, before it moves: the number it moves to is not the program's yet. */
     struct stat status;
     if (fstat(fd, &status) != 0) {
         close(fd);
-        ss_engine_release_descriptor();
-        return -1;
+        return SS_HELD_FILE_REFUSED;
     }
-    held[slot] = (struct held_file){1, fd, (uint64_t)status.st_dev, (uint64_t)status.st_ino};
+    fd = ss_engine_place_descriptor(fd);
+    if (fd < 0) return SS_HELD_FILE_REFUSED;
+    held[slot] = (struct held_file){1, fd, tid, (uint64_t)status.st_dev, (uint64_t)status.st_ino};
+    held_count++;
     return slot;
 }
 
 int ss_thread_blocked_position_held(int32_t tid, int *slot, ss_blocked_position *position) {
-    if (*slot == SS_HELD_FILE_NONE) {
-        int taken = hold(tid);
-        *slot = taken >= 0 ? taken : SS_HELD_FILE_REFUSED;
-    }
-    if (*slot >= 0 && *slot < HELD_FILES && held[*slot].in_use) {
-        if (still_held(*slot)) return read_position(held[*slot].fd, position);
-        held[*slot].in_use = 0; /* the program's file now: left open, held again at the next look */
-        ss_engine_release_descriptor();
+    if (*slot == SS_HELD_FILE_NONE) *slot = hold(tid);
+    if (*slot >= 0) {
+        if (*slot < HELD_FILES && held[*slot].in_use && held[*slot].tid == tid && still_held(*slot)) {
+            int found = read_position(held[*slot].fd, position);
+            if (found >= 0) return found;
+            forget_held(*slot, 1); /* its thread exited: whether the tid did is for the path to say */
+        } else if (*slot < HELD_FILES && held[*slot].in_use && held[*slot].tid == tid) {
+            forget_held(*slot, 0); /* the program's file now: left open, held again at the next look */
+        }
         *slot = SS_HELD_FILE_NONE;
     }
     return ss_thread_blocked_position(tid, position);
 }
 
 void ss_held_file_close(int slot) {
-    if (slot >= 0 && slot < HELD_FILES) release_held(slot);
+    if (slot >= 0 && slot < HELD_FILES) forget_held(slot, 1);
 }
 
 void ss_held_files_forget_after_fork(void) {
-    for (int slot = 0; slot < HELD_FILES; slot++) release_held(slot);
+    for (int slot = 0; slot < HELD_FILES; slot++) forget_held(slot, 1);
 }

@@ -48,19 +48,27 @@ static int64_t own_cpu_ns(void) {
     return (int64_t)spent.tv_sec * 1000000000 + spent.tv_nsec;
 }
 
-/* A handler that took longer than this by the clock was most often preempted (see handler_time). */
+/* A handler that took longer than this by the clock was most often preempted (see handler_ends). */
 enum { PREEMPTED_HANDLER_NS = 20000 };
 
-/* What a handler entered at `entered` cost: the time since. When that is long and the thread's CPU
- * time at entry is known (wall mode), the CPU time since then instead: the time the thread spent
- * off its core is other threads' work. Measured on a service of 4 workers on 2 cores: 1 % of the
- * handlers took 100 us or more by the clock, and the whole lot 38 ms in 10 s; by the CPU time of
- * those, the 99th percentile is 6 us and the whole 29 ms. A second clock read, for the few. */
-static uint64_t handler_time(uint64_t entered, int64_t cpu_entered) {
+/* The thread's CPU time as a handler entered at `entered` with CPU time `cpu_entered` (wall
+ * mode; -1 otherwise) ends, and what the handler cost (`*spent`): the time since it entered.
+ * When that is long, the thread was most often preempted in the handler, and the time it spent
+ * off its core is other threads' work: the CPU time is read again and the handler costs the CPU
+ * time since it entered (measured on a service of 4 workers on 2 cores: 1 % of the handlers
+ * took 100 us or more by the clock, and the whole lot 38 ms in 10 s; by the CPU time of those,
+ * the 99th percentile is 6 us and the whole 29 ms). Otherwise the CPU time now is the CPU time
+ * at entry and the time since, without a second read (off by no more than a short preemption,
+ * in the direction of a thread that has not run since). */
+static int64_t handler_ends(uint64_t entered, int64_t cpu_entered, uint64_t *spent) {
     uint64_t elapsed = ss_now_ns() - entered;
-    if (elapsed < PREEMPTED_HANDLER_NS || cpu_entered < 0) return elapsed;
+    *spent = elapsed;
+    if (cpu_entered < 0) return -1;
+    if (elapsed < PREEMPTED_HANDLER_NS) return cpu_entered + (int64_t)elapsed;
     int64_t cpu = own_cpu_ns();
-    return cpu >= cpu_entered ? (uint64_t)(cpu - cpu_entered) : elapsed;
+    if (cpu < cpu_entered) return cpu_entered + (int64_t)elapsed;
+    *spent = (uint64_t)(cpu - cpu_entered);
+    return cpu;
 }
 
 static void count_handler_time(uint64_t nanoseconds) {
@@ -138,7 +146,7 @@ static void record_sample(const ucontext_t *context, const siginfo_t *info) {
     ss_sample *sample = ss_buffer_claim();
     if (!sample) return;
     uint64_t entered = ss_now_ns();
-    /* Wall mode: the thread's CPU time as it was interrupted, by which ticks are matched to samples. */
+    /* Wall mode: the thread's CPU time, by which ticks are matched to samples. */
     int64_t cpu_entered = ss_active_config.mode == SS_MODE_WALL ? own_cpu_ns() : -1;
     sample->time_ns = entered;
     sample->tid = ss_current_tid();
@@ -176,9 +184,11 @@ static void record_sample(const ucontext_t *context, const siginfo_t *info) {
         if (index) ss_module_index_leave(buffer);
         if (sample->flags & SS_SAMPLE_UNWIND_FAILED) ask_for_tables(entered);
     }
-    sample->cpu_ns = cpu_entered;
+    /* As the handler ends: a thread that has not run since has this CPU time still. */
+    uint64_t spent;
+    sample->cpu_ns = handler_ends(entered, cpu_entered, &spent);
     ss_buffer_publish(sample);
-    count_handler_time(handler_time(entered, cpu_entered));
+    count_handler_time(spent);
 }
 
 /* Sends again, now that the sample is over, the faults on_fault kept back

@@ -56,11 +56,12 @@ static pthread_t start_sleeper(void *(*body)(void *)) {
     return thread;
 }
 
-/* Stops the sleeper thread and waits for it, and 50 ms more (the profiler forgets it meanwhile). */
+/* Stops the sleeper thread and waits for it, and 150 ms more: the profiler forgets it meanwhile,
+ * at its next wake (at most 50 ms of ticks away) or at its next thread scan. */
 static void stop_sleeper(pthread_t thread) {
     atomic_store(&sleeper_stop, 1);
     pthread_join(thread, NULL);
-    usleep(50000);
+    usleep(150000);
 }
 
 /* A file of the program's at the number of the lowest profiler's descriptor of `kind`; written

@@ -308,13 +308,14 @@ typedef struct {
  *  `position` set, 0 while it runs (or is caught changing state), -1 once it has exited. */
 int ss_thread_blocked_position(int32_t tid, ss_blocked_position *position);
 
-/** A thread's held file (ss_thread_blocked_position_held): none yet, or refused once (no room). */
+/** A thread's held file (ss_thread_blocked_position_held): none (held at the next read if a
+ *  place is free), or refused (no room among the engine's descriptors: never held). */
 enum { SS_HELD_FILE_NONE = -1, SS_HELD_FILE_REFUSED = -2 };
 
 /** ss_thread_blocked_position for a thread read again and again, through its file held open:
- *  `*slot` starts SS_HELD_FILE_NONE, is set to the held file (or SS_HELD_FILE_REFUSED: read
- *  without one from then on), and is set back to SS_HELD_FILE_NONE if the program took its
- *  number. Sampler thread only. */
+ *  `*slot` starts SS_HELD_FILE_NONE and is set to the held file, to SS_HELD_FILE_REFUSED, or
+ *  back to SS_HELD_FILE_NONE when the hold is given up (the program took its number, or the
+ *  file's thread exited). One thread at a time (the sampler's). */
 int ss_thread_blocked_position_held(int32_t tid, int *slot, ss_blocked_position *position);
 
 /** Closes a held file (a slot set by ss_thread_blocked_position_held), if still ours. */

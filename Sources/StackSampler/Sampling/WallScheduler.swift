@@ -197,6 +197,10 @@ struct WallScheduler: SamplerSchedule {
         for note in ended {
             guard let thread = threads[note.tid] else { continue }
             if countTicks(of: thread, at: now, due: due, late: late, end: (note.cpu_ns, note.time_ns), routing: &routing) { guessed = true }
+            // Gone for good: what its ticks waited for is counted now, and its ring and held file
+            // are given back (a thread no scan saw and no tick counted would keep them otherwise).
+            threadEnding(note.tid, routing: &routing)
+            threadEnded(note.tid)
         }
         for tid in attached {
             if countTicks(of: state(of: tid, watched: true), at: now, due: due, late: late, end: nil, routing: &routing) { guessed = true }
@@ -508,9 +512,13 @@ struct WallScheduler: SamplerSchedule {
         let stayedAsleep = ring.map { ring in { ss_switch_ring_unread(ring) == 0 && ss_thread_cpu_time_ns(thread.tid) == cpu } }
         // Without a ring: read before the walk, so that a core got during it or after changes it.
         let sequence = ring == nil ? ss_thread_schedule_sequence(thread.tid) : -1
-        let look = withUnsafeMutablePointer(to: &thread.heldFile) { heldFile in
-            blockedWalker.look(at: thread.tid, cpu: cpu, now: now, stayedAsleep: stayedAsleep, heldFile: heldFile)
-        }
+        // Its file is held from its second look on: a thread looked at once (a long sleep) needs none.
+        let look = thread.lookedAt
+            ? withUnsafeMutablePointer(to: &thread.heldFile) { heldFile in
+                blockedWalker.look(at: thread.tid, cpu: cpu, now: now, stayedAsleep: stayedAsleep, heldFile: heldFile)
+            }
+            : blockedWalker.look(at: thread.tid, cpu: cpu, now: now, stayedAsleep: stayedAsleep)
+        thread.lookedAt = true
         switch look {
         case .walked:
             var known = WallThread.Known(sample: Sample(blockedWalker.sample), cpu: cpu, reach: Self.unmovedNanoseconds)
@@ -615,7 +623,9 @@ final class WallThread {
     var ring: OpaquePointer?
     /// Whether a ring was asked for (once: refused, or past the bound, it stays without one).
     var ringTried = false
-    /// Its `/proc/self/task/TID/syscall` held open once it is walked asleep
+    /// Whether it was looked at through `/proc` before.
+    var lookedAt = false
+    /// Its `/proc/self/task/TID/syscall`, held open from its second look on
     /// (`ss_thread_blocked_position_held`), closed as it is forgotten (`threadEnded`).
     var heldFile = Int32(SS_HELD_FILE_NONE)
     var place: Place = .unknown
