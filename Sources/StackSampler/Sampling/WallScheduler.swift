@@ -58,11 +58,14 @@ struct WallScheduler: SamplerSchedule {
     /// one before (ns): a wake may come after at most half of it, so that a wake falls inside
     /// every such sleep and it is walked.
     private var shortestSleep: (thisSpan: UInt64, lastSpan: UInt64, spanStart: UInt64) = (.max, .max, 0)
-    /// How long a short sleep holds the wakes close together: a program that sleeps briefly now
-    /// and then (a lock held for a moment) pays for close wakes a quarter to half a second each
-    /// time, not a second or two (the 8-thread benchmark: a tenth of the run's CPU); one that
-    /// sleeps briefly more often than that keeps them close.
-    private static let sleepMemoryNanoseconds: UInt64 = 250_000_000
+    /// How long a short sleep holds the wakes close together.
+    private static let sleepMemoryNanoseconds: UInt64 = 1_000_000_000
+    /// A sleep shorter than this is over before any wake could walk it (a wake comes tens of
+    /// microseconds after its tick, and a look takes several): it neither holds the wakes close
+    /// nor, missed, makes a wake not calm. One such sleep, some 50 µs on a lock held a moment,
+    /// kept the sampler at one wake per tick for a second or two and cost the 8-thread benchmark
+    /// a tenth of its run's CPU on the sampler thread (62–76 ms in 3 s against 11 ms in cpu mode).
+    private static let shortestWalkableSleepNanoseconds: UInt64 = 100_000
     /// Whether a ring was looked for at this wake (one lent at most per wake, one search).
     private var ringSoughtThisWake = false
     /// Threads that ended since the last wake (`threadsEnded`).
@@ -288,7 +291,9 @@ struct WallScheduler: SamplerSchedule {
                     look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing)
                 } else {
                     skippedTicks += 1 // a sleep that ended before the sampler could walk it
-                    guessed = true
+                    if Self.length(ofSleepFrom: since, in: records).map({ $0 >= Self.shortestWalkableSleepNanoseconds }) ?? true {
+                        guessed = true
+                    }
                 }
             case .onCore, .preempted: tick(thread, cpu: cpu - running, at: time, ticks: 1, routing: &routing)
             case .unknown: skippedTicks += 1
@@ -307,7 +312,7 @@ struct WallScheduler: SamplerSchedule {
     /// After a wake: one tick per wake while a sleep ended before it could be walked or a
     /// thread's switches were not known (its ticks would be counted with the stack found at the
     /// wake); after `calmWakesToGrow` calm wakes in a row, twice as many, up to the maximum, and
-    /// never more than half the shortest sleep seen in the last quarter to half second (so that a wake
+    /// never more than half the shortest sleep seen in the last second or two (so that a wake
     /// falls inside each sleep that long). A thread's switches carry the time of each, so counting
     /// several ticks at one wake loses nothing else: the wake costs the same for one tick as for ten.
     private mutating func adaptTicksPerWake(calm: Bool) {
@@ -325,20 +330,26 @@ struct WallScheduler: SamplerSchedule {
         ticksPerWake = max(1, min(ticksPerWake, Int(min(shortest / (2 * intervalNanoseconds), UInt64(maximumTicksPerWake)))))
     }
 
-    /// Notes the length of each sleep that ended in `records` (a thread's switches since `before`).
+    /// Notes the length of each sleep long enough to be walked that ended in `records` (a thread's
+    /// switches since `before`).
     private mutating func noteSleeps(from before: WallThread.Place, records: [ss_switch]) {
         var sleepStart: UInt64? = if case .asleep(let since) = before { since } else { nil }
         for record in records {
             switch record.kind {
             case SS_SWITCH_OUT_BLOCKED: sleepStart = record.time_ns
             case SS_SWITCH_IN:
-                if let start = sleepStart, record.time_ns > start {
+                if let start = sleepStart, record.time_ns > start, record.time_ns - start >= Self.shortestWalkableSleepNanoseconds {
                     shortestSleep.thisSpan = min(shortestSleep.thisSpan, record.time_ns - start)
                 }
                 sleepStart = nil
             default: sleepStart = nil
             }
         }
+    }
+
+    /// How long the sleep that began at `start` lasted, if `records` show its end.
+    private static func length(ofSleepFrom start: UInt64, in records: [ss_switch]) -> UInt64? {
+        records.first { $0.kind == SS_SWITCH_IN && $0.time_ns > start }.map { $0.time_ns - start }
     }
 
     /// Takes in the thread's samples taken up to CPU time `cpu`.
