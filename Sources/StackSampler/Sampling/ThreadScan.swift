@@ -52,15 +52,18 @@ struct ThreadScan {
     /// Whether a scan at `now` may find a thread that started or ended, or is due anyway: the
     /// attached threads (the pthread_create hook attaches and detaches them) or the process's
     /// thread count (`Threads:` in /proc/self/status, one read) changed since the last scan, or
-    /// a scan attached threads (made without pthread_create: one may end and another take its
-    /// tid between two scans, which only the orphaned-timer check sees), or the last scan found
-    /// threads it did not attach yet (the next one attaches them). A scan lists
+    /// a thread a scan attached (made without pthread_create, which does not detach itself) has
+    /// ended: its timer or counter is orphaned (`ss_thread_timer_orphaned`: a system call or
+    /// three each), whether or not another such thread has taken its tid since, or the last scan
+    /// found threads it did not attach yet (the next one attaches them). A scan lists
     /// /proc/self/task and reads every thread's CPU time: with 100 threads asleep, scans every
-    /// 100 ms were a quarter of the sampler thread's work in wall mode.
+    /// 100 ms were a quarter of the sampler thread's work in wall mode, and in redis, whose
+    /// jemalloc starts its 4 background threads without the hook, scans were due at every
+    /// chance while such threads lived: 14 % of the sampler thread's CPU.
     mutating func mayFindChanges(at now: UInt64) -> Bool {
-        now &- afterLastScan.time >= Self.quietScanNanoseconds || !attachedByScan.isEmpty || !maskSuspects.isEmpty
-            || !unattachedAtLastScan.isEmpty
+        now &- afterLastScan.time >= Self.quietScanNanoseconds || !maskSuspects.isEmpty || !unattachedAtLastScan.isEmpty
             || attachedThreads().sorted() != afterLastScan.attached || ThreadDirectory.threadCount() != afterLastScan.threadCount
+            || attachedByScan.contains { ss_thread_timer_orphaned($0) != 0 }
     }
 
     /// Attaches threads that appeared (all of them if `initial`), detaches those that exited
