@@ -28,6 +28,7 @@ Subcommands (each reads/writes JSON or text in the work directory, --work, defau
   export       sizes and times of every output format for a synthetic profile of --stacks unique stacks
   calls        invocation tracking in a continuous wall session: the tracker's cost per sample, the
                profiler's share of a core and resident size per window, invocations off and on (--seconds each)
+  redis-calls  the same on redis-server under redis-benchmark's load, invocations on (--seconds, at least 30)
   stripped-names  Debian's xz -9 -T1 (liblzma stripped) on --megabytes of input under StackSampler and under perf:
                the functions' shares, perf's per-address rows summed by the unwind data's function ranges
   report       writes the report (--output) from the JSON files
@@ -44,7 +45,7 @@ import subprocess
 import sys
 
 from bench_async import cmd_async
-from bench_calls import cmd_calls
+from bench_calls import cmd_calls, cmd_redis_calls
 from bench_churn import cmd_churn
 from bench_common import BenchError, log
 from bench_cpu_cost import cmd_cpu_cost
@@ -65,7 +66,7 @@ COMMANDS = {
     "report-engines": cmd_report_engines, "cpu-cost": cmd_cpu_cost, "unwind-agreement": cmd_unwind_agreement,
     "report-unwind": cmd_report_unwind,
     "wall-cost": cmd_wall_cost, "eintr": cmd_eintr,
-    "calls": cmd_calls, "churn": cmd_churn,
+    "calls": cmd_calls, "redis-calls": cmd_redis_calls, "churn": cmd_churn,
     "sampler": cmd_sampler, "daemon": cmd_daemon, "async": cmd_async, "export": cmd_export,
     "stripped-names": cmd_stripped_names,
 }

@@ -10,11 +10,17 @@ per sample`: monotonic time around each sample on the sampler thread; the first 
 loads the symbol tables, apart).
 
     python3 Scripts/bench/bench.py calls --work out/bench --lib .build/release/libStackSamplerPreload.so --seconds 60
+
+`redis-calls` does the same on a real service: redis-server (from Debian, its own jemalloc's
+background threads made without the pthread_create hook) under redis-benchmark's load (20
+clients, GET and SET) for --seconds, invocations on; the profiler's cost per whole window after
+the first (which loads the symbol tables).
 """
 import os
 import re
 import statistics
 import subprocess
+import time
 
 from bench_common import BenchError, log, save
 
@@ -23,22 +29,34 @@ SUMMARY = re.compile(r"stacksampler: (\d+) samples from .*\n(?:.*\n)*?.*sampler 
                      r".*window (\d+) of a continuous session.*profiler cost ([\d.]+) % of one core")
 
 
-def run(args, service, label, invocations, seconds):
-    out = os.path.join(args.work, "calls-" + label)
-    os.makedirs(out, exist_ok=True)
+def session_env(args, out, invocations):
+    """The environment of a continuous wall session at 100 Hz with `WINDOW_SECONDS` windows written
+    to `out` (a calls table per window too with `invocations`), the summary on stderr."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("STACKSAMPLER_") and k != "LD_PRELOAD"}
     env.update({"LD_PRELOAD": args.lib, "STACKSAMPLER_CONTINUOUS": f"{WINDOW_SECONDS}s", "STACKSAMPLER_MODE": "wall",
                 "STACKSAMPLER_PERIOD": "10ms", "STACKSAMPLER_SUMMARY": "-", "STACKSAMPLER_OUTPUT": os.path.join(out, "w-%t.pb.gz"),
                 "STACKSAMPLER_KEEP": "2"})
     if invocations:
         env.update({"STACKSAMPLER_INVOCATIONS": "1", "STACKSAMPLER_CALLS": os.path.join(out, "calls-%t.json")})
-    log(f"calls: {label}, {seconds} s")
-    done = subprocess.run([service, str(seconds), "4", str(WINDOW_SECONDS), str(WINDOW_SECONDS)], env=env,
-                          capture_output=True, text=True, check=True)
-    windows = [(int(w), int(n), float(ms), float(cost)) for n, ms, w, cost in SUMMARY.findall(done.stderr)]
-    whole = windows[:-1]  # the last is the partial one at exit
-    if not whole:
+    return env
+
+
+def whole_windows(stderr, label):
+    """(window, samples, sampler ms, cost %) of each whole window in a session's summaries (the last,
+    cut at exit, left out)."""
+    windows = [(int(w), int(n), float(ms), float(cost)) for n, ms, w, cost in SUMMARY.findall(stderr)]
+    if len(windows) < 2:
         raise BenchError(f"no whole window in {label}: run at least {2 * WINDOW_SECONDS} s")
+    return windows[:-1]
+
+
+def run(args, service, label, invocations, seconds):
+    out = os.path.join(args.work, "calls-" + label)
+    os.makedirs(out, exist_ok=True)
+    log(f"calls: {label}, {seconds} s")
+    done = subprocess.run([service, str(seconds), "4", str(WINDOW_SECONDS), str(WINDOW_SECONDS)], env=session_env(args, out, invocations),
+                          capture_output=True, text=True, check=True)
+    whole = whole_windows(done.stderr, label)
     peaks = [int(m) for m in re.findall(r"^rss_kb_peak_\d+ (\d+)$", done.stdout, re.M)]
     tracking = [int(t) for t in re.findall(r"tracking (\d+) ns per sample", done.stderr)]
     samples = sum(n for _, n, _, _ in whole)
@@ -66,3 +84,34 @@ def cmd_calls(args):
           f"max {max(on['cost_percent']):.2f} (without: median {statistics.median(off['cost_percent']):.2f}); "
           f"resident size, largest in each window (KB): {' '.join(map(str, peaks))}"
           + (f" - the later ones at most {max(peaks[1:]) - peaks[0]} KB above the first" if len(peaks) > 1 else ""))
+
+
+def cmd_redis_calls(args):
+    out = os.path.join(args.work, "calls-redis")
+    os.makedirs(out, exist_ok=True)
+    port = "6391"
+    log(f"redis-calls: redis-server under redis-benchmark, {args.seconds:.0f} s")
+    server = subprocess.Popen(["redis-server", "--port", port, "--save", "", "--appendonly", "no"], env=session_env(args, out, True),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(100):
+            if subprocess.run(["redis-cli", "-p", port, "ping"], capture_output=True, text=True).stdout.strip() == "PONG":
+                break
+            time.sleep(0.1)
+        else:
+            raise BenchError("redis-server did not answer on port " + port)
+        subprocess.run(["timeout", str(int(args.seconds)), "redis-benchmark", "-p", port, "-n", "1000000000", "-c", "20", "-q",
+                        "-t", "get,set"], capture_output=True)
+    finally:
+        subprocess.run(["redis-cli", "-p", port, "shutdown", "nosave"], capture_output=True)
+        stderr = server.communicate(timeout=60)[1]
+    later = whole_windows(stderr, "redis")[1:]
+    if not later:
+        raise BenchError(f"one whole window only: run at least {3 * WINDOW_SECONDS} s")
+    costs = [cost for _, _, _, cost in later]
+    result = {"seconds": args.seconds, "windows": later, "cost_percent": costs}
+    save(args.work, "redis-calls", result)
+    print(f"redis-calls ({args.seconds:.0f} s, wall 100 Hz, invocations on, {WINDOW_SECONDS} s windows): profiler cost, % of one "
+          f"core per whole window after the first: median {statistics.median(costs):.2f}, max {max(costs):.2f} "
+          f"({' '.join(f'{c:.2f}' for c in costs)}); sampler thread {statistics.median(ms for _, _, ms, _ in later):.1f} ms "
+          f"a window, {statistics.median(n for _, n, _, _ in later)} samples")
