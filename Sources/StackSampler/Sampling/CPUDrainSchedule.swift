@@ -3,7 +3,7 @@ import Glibc
 
 /// cpu mode: the engine's timers take the samples; the sampler thread only drains the buffer,
 /// as seldom as the buffer allows, and keeps the threads' CPU times current.
-struct CPUDrainSchedule: SamplerSchedule {
+final class CPUDrainSchedule: SamplerSchedule {
     let intervalNanoseconds: UInt64
     var missedTicks: Int { 0 }
     var skippedTicks: Int { 0 }
@@ -26,14 +26,14 @@ struct CPUDrainSchedule: SamplerSchedule {
         intervalNanoseconds = min(100_000_000, max(5_000_000, quarterFull))
     }
 
-    mutating func arrived(_ sample: Sample) -> Int { 0 }
+    func arrived(_ sample: Sample) -> Int { 0 }
 
     /// Keeps CPU times current between scans: a thread that exits takes its last reading with it.
-    mutating func wake(at now: UInt64, due: Int, late: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting) {
+    func wake(at now: UInt64, due: Int, late: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting) {
         routing.updateThreads { aggregator in
             for tid in threads { aggregator.observeCPU(tid, cpu: ss_thread_cpu_time_ns(tid)) }
         }
     }
 
-    mutating func threadEnded(_ tid: Int32) {}
+    func threadEnded(_ tid: Int32) {}
 }

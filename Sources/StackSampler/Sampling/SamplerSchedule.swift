@@ -1,8 +1,11 @@
 import CEngineHeader
 
 /// What the sampler thread does at each wake besides draining the engine's buffer, and how
-/// often it wakes: one type per sampling mode (`CPUDrainSchedule`, `WallScheduler`).
-protocol SamplerSchedule {
+/// often it wakes: one type per sampling mode (`CPUDrainSchedule`, `WallScheduler`). A class:
+/// the sampler thread reads its figures at every wake, and reading them through an existential
+/// of a struct copied the whole schedule each time (its dictionaries and arrays retained and
+/// released: 1 % of the wall sampler's CPU in that copy alone).
+protocol SamplerSchedule: AnyObject {
     /// Time between two ticks, in ns.
     var intervalNanoseconds: UInt64 { get }
     /// Ticks the next wake should come after (it may come later: `wake`'s `late`).
@@ -12,33 +15,33 @@ protocol SamplerSchedule {
     /// Ticks of a thread whose stack could not be known without risk (`Profile.Losses.skippedTicks`).
     var skippedTicks: Int { get }
     /// A sample drained from the engine's buffer: returns the ticks it also stands for.
-    mutating func arrived(_ sample: Sample) -> Int
+    func arrived(_ sample: Sample) -> Int
     /// Hands a sample drained from the engine's buffer to `routing` (by default taken at once,
     /// with the ticks `arrived` says it stands for).
-    mutating func route(_ sample: Sample, into routing: inout SampleRouting)
+    func route(_ sample: Sample, into routing: inout SampleRouting)
     /// The work of a wake at `now`, `due` ticks after the last one (`late` of them more than
     /// `ticksPerWake` asked for: the sampler thread was kept off a core): `threads` are attached.
-    mutating func wake(at now: UInt64, due: Int, late: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting)
+    func wake(at now: UInt64, due: Int, late: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting)
     /// Forgets a thread that has exited.
-    mutating func threadEnded(_ tid: Int32)
+    func threadEnded(_ tid: Int32)
     /// A thread has exited, before `routing` forgets it: what it still owes is counted.
-    mutating func threadEnding(_ tid: Int32, routing: inout SampleRouting)
+    func threadEnding(_ tid: Int32, routing: inout SampleRouting)
     /// The counts are about to be read (a window, a span, a snapshot): ticks kept to be counted
     /// later are counted now.
-    mutating func settle(routing: inout SampleRouting)
+    func settle(routing: inout SampleRouting)
     /// The session ends, every sample drained and every tick up to the stop counted: what the
     /// threads still owe is counted.
-    mutating func finishing(routing: inout SampleRouting)
+    func finishing(routing: inout SampleRouting)
     /// The session is being stopped by thread `tid`, which has run the profiler's code since
     /// `time`: its samples taken since then, drained, are not the program's.
-    mutating func stopping(_ tid: Int32, from time: UInt64)
+    func stopping(_ tid: Int32, from time: UInt64)
     /// The session starts: `threads`, attached before it, are watched from now (their ticks
     /// before a thread is watched cannot be known); later, the threads attached meanwhile, when
     /// `watchesNewThreads` woke the sampler for one.
-    mutating func watch(_ threads: ArraySlice<Int32>)
+    func watch(_ threads: ArraySlice<Int32>)
     /// Threads that detached themselves as they ended since the last wake, with their CPU time
     /// then: told before the wake that counts the ticks up to their end.
-    mutating func threadsEnded(_ notes: [ss_ended_thread])
+    func threadsEnded(_ notes: [ss_ended_thread])
     /// Whether a thread started during a sleep that counts more than one tick should wake the
     /// sampler thread, to be watched at once (`watch`).
     var watchesNewThreads: Bool { get }
@@ -47,14 +50,14 @@ protocol SamplerSchedule {
 extension SamplerSchedule {
     var ticksPerWake: Int { 1 }
     var watchesNewThreads: Bool { false }
-    mutating func threadsEnded(_ notes: [ss_ended_thread]) {}
-    mutating func threadEnding(_ tid: Int32, routing: inout SampleRouting) {}
-    mutating func finishing(routing: inout SampleRouting) {}
-    mutating func watch(_ threads: ArraySlice<Int32>) {}
-    mutating func stopping(_ tid: Int32, from time: UInt64) {}
-    mutating func settle(routing: inout SampleRouting) {}
+    func threadsEnded(_ notes: [ss_ended_thread]) {}
+    func threadEnding(_ tid: Int32, routing: inout SampleRouting) {}
+    func finishing(routing: inout SampleRouting) {}
+    func watch(_ threads: ArraySlice<Int32>) {}
+    func stopping(_ tid: Int32, from time: UInt64) {}
+    func settle(routing: inout SampleRouting) {}
 
-    mutating func route(_ sample: Sample, into routing: inout SampleRouting) {
+    func route(_ sample: Sample, into routing: inout SampleRouting) {
         routing.take(sample, owedTicks: arrived(sample))
     }
 }

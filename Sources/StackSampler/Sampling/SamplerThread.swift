@@ -21,7 +21,7 @@ final class SamplerThread: @unchecked Sendable {
     /// Touched only under `loopLock` until the sampler thread has been joined.
     private var routing: SampleRouting
     private var scan: ThreadScan
-    private var schedule: any SamplerSchedule
+    private let schedule: any SamplerSchedule
     /// The sampler's own thread.
     private var handle = pthread_t()
     /// Monotonic time the session started, in ns.

@@ -18,7 +18,7 @@ import Glibc
 ///   at the tick's own time.
 /// A thread whose switches cannot be read (no ring: the bound, or the kernel refused) is looked
 /// at through `/proc` at each tick instead.
-struct WallScheduler: SamplerSchedule {
+final class WallScheduler: SamplerSchedule {
     /// CPU time a thread can use without having moved: returning from the handler into the
     /// code it interrupted. Less than that since its stack was known, and that stack is counted.
     private static let unmovedNanoseconds: Int64 = 5_000
@@ -97,17 +97,17 @@ struct WallScheduler: SamplerSchedule {
     /// A sample of a running thread, kept until its thread's ticks are taken in at the next
     /// wake, in the order of their CPU times (the sampler may wake late: ticks due before the
     /// sample come first); it is counted only with ticks.
-    mutating func route(_ sample: Sample, into routing: inout SampleRouting) {
+    func route(_ sample: Sample, into routing: inout SampleRouting) {
         guard let cpu = sample.cpuNanoseconds else { return routing.take(sample) }
         state(of: sample.tid, watched: false).samples.append(WallThread.Known(sample: sample, cpu: cpu, reach: Int64(intervalNanoseconds)))
     }
 
     /// Not called: `route` takes every sample.
-    mutating func arrived(_ sample: Sample) -> Int { 0 }
+    func arrived(_ sample: Sample) -> Int { 0 }
 
     /// Its samples are taken in, and its waiting ticks counted with its last stack if it reaches
     /// them (no later sample can come), else counted lost.
-    mutating func threadEnding(_ tid: Int32, routing: inout SampleRouting) {
+    func threadEnding(_ tid: Int32, routing: inout SampleRouting) {
         guard let thread = threads[tid] else { return }
         payOwed(thread, routing: &routing)
         takeSamples(of: thread, upTo: .max, routing: &routing)
@@ -122,7 +122,7 @@ struct WallScheduler: SamplerSchedule {
     }
 
     /// Every sleeping thread's owed ticks are counted: the counts are about to be read.
-    mutating func settle(routing: inout SampleRouting) {
+    func settle(routing: inout SampleRouting) {
         for thread in threads.values { payOwed(thread, routing: &routing) }
     }
 
@@ -141,7 +141,7 @@ struct WallScheduler: SamplerSchedule {
     }
 
     /// Every thread's samples and ticks are taken in, and every ring is closed.
-    mutating func finishing(routing: inout SampleRouting) {
+    func finishing(routing: inout SampleRouting) {
         for tid in threads.keys.sorted() {
             threadEnding(tid, routing: &routing)
             threadEnded(tid)
@@ -154,7 +154,7 @@ struct WallScheduler: SamplerSchedule {
     /// exit, the C runtime reaches the exit handler through the profiler's own library's
     /// destructor). Not more: the program's own last samples are what its last ticks need. A tick
     /// left without a sample within reach is counted lost.
-    mutating func stopping(_ tid: Int32, from time: UInt64) {
+    func stopping(_ tid: Int32, from time: UInt64) {
         let dropped = min(intervalNanoseconds, Self.exitPathNanoseconds)
         threads[tid]?.samples.removeAll { $0.sample.timeNanoseconds &+ dropped >= time }
     }
@@ -162,7 +162,7 @@ struct WallScheduler: SamplerSchedule {
     /// Opens the threads' rings now, not at the next wake: a thread's ticks before its ring is
     /// open are lost, and the next wake may come tens of milliseconds later (the first one after
     /// the start, or the end of a batch during which the thread started).
-    mutating func watch(_ threads: ArraySlice<Int32>) {
+    func watch(_ threads: ArraySlice<Int32>) {
         for tid in threads where self.threads[tid]?.ringTried != true {
             _ = state(of: tid, watched: true)
             newThreadWatched = true
@@ -172,7 +172,7 @@ struct WallScheduler: SamplerSchedule {
     /// A thread started by pthread_create wakes a sampler asleep for a batch of ticks.
     var watchesNewThreads: Bool { true }
 
-    mutating func threadEnded(_ tid: Int32) {
+    func threadEnded(_ tid: Int32) {
         guard let thread = threads.removeValue(forKey: tid) else { return }
         skippedTicks += thread.pending.reduce(0) { $0 + $1.ticks }
         if let ring = thread.ring {
@@ -186,7 +186,7 @@ struct WallScheduler: SamplerSchedule {
     /// thread's switches a late wake loses nothing; a thread without them has its late ticks
     /// counted with the stack found now. Threads that ended since the last wake (`threadsEnded`)
     /// have their ticks up to their end counted too.
-    mutating func wake(at now: UInt64, due: Int, late: Int, threads attached: ArraySlice<Int32>, routing: inout SampleRouting) {
+    func wake(at now: UInt64, due: Int, late: Int, threads attached: ArraySlice<Int32>, routing: inout SampleRouting) {
         missedTicks += late
         ringSoughtThisWake = false
         var guessed = newThreadWatched
@@ -212,14 +212,14 @@ struct WallScheduler: SamplerSchedule {
 
     /// Threads that detached themselves as they ended, with their CPU time then: the next wake
     /// counts their ticks up to that moment (they are no longer among the attached threads).
-    mutating func threadsEnded(_ notes: [ss_ended_thread]) {
+    func threadsEnded(_ notes: [ss_ended_thread]) {
         endedThreads += notes
     }
 
     /// Counts `thread`'s `due` ticks, the last at `now`; with `end` (its CPU time as it ended, and
     /// when), only those up to then, from that CPU time. Returns whether a tick's stack could not
     /// be known from its switches (the wake is not calm).
-    private mutating func countTicks(of thread: WallThread, at now: UInt64, due: Int, late: Int, end: (cpu: Int64, time: UInt64)?,
+    private func countTicks(of thread: WallThread, at now: UInt64, due: Int, late: Int, end: (cpu: Int64, time: UInt64)?,
                                      routing: inout SampleRouting) -> Bool {
         var guessed = false
         // Asleep since a sleep already walked, and no switch since: its ticks owed, counted in
@@ -315,7 +315,7 @@ struct WallScheduler: SamplerSchedule {
     /// never more than half the shortest sleep seen in the last second or two (so that a wake
     /// falls inside each sleep that long). A thread's switches carry the time of each, so counting
     /// several ticks at one wake loses nothing else: the wake costs the same for one tick as for ten.
-    private mutating func adaptTicksPerWake(calm: Bool) {
+    private func adaptTicksPerWake(calm: Bool) {
         guard calm else {
             ticksPerWake = 1
             calmWakes = 0
@@ -332,7 +332,7 @@ struct WallScheduler: SamplerSchedule {
 
     /// Notes the length of each sleep long enough to be walked that ended in `records` (a thread's
     /// switches since `before`).
-    private mutating func noteSleeps(from before: WallThread.Place, records: [ss_switch]) {
+    private func noteSleeps(from before: WallThread.Place, records: [ss_switch]) {
         var sleepStart: UInt64? = if case .asleep(let since) = before { since } else { nil }
         for record in records {
             switch record.kind {
@@ -353,7 +353,7 @@ struct WallScheduler: SamplerSchedule {
     }
 
     /// Takes in the thread's samples taken up to CPU time `cpu`.
-    private mutating func takeSamples(of thread: WallThread, upTo cpu: Int64, routing: inout SampleRouting) {
+    private func takeSamples(of thread: WallThread, upTo cpu: Int64, routing: inout SampleRouting) {
         while let next = thread.samples.first, next.cpu <= cpu {
             settle(thread, next: thread.samples.removeFirst(), routing: &routing)
         }
@@ -399,7 +399,7 @@ struct WallScheduler: SamplerSchedule {
     /// owed (exact); else it is looked at through `/proc` now, and the tick now and the `late`
     /// ones are counted with what is found, as a late wake's always were; the other ticks of a
     /// wake that planned several are counted lost, not guessed. Returns whether it moved.
-    private mutating func lookUnknown(_ thread: WallThread, at now: UInt64, due: Int, late: Int,
+    private func lookUnknown(_ thread: WallThread, at now: UInt64, due: Int, late: Int,
                                       routing: inout SampleRouting) -> Bool {
         // Walked asleep and not given a core since (no system call): still there.
         if let sequence = thread.asleepSequence, thread.pending.isEmpty, thread.samples.isEmpty, thread.counted,
@@ -432,7 +432,7 @@ struct WallScheduler: SamplerSchedule {
     /// known and whose ring has nothing unread (it is counted after that as a thread without a
     /// ring: unmoved, its known stack; it gets a ring back if the runner's cannot be opened).
     /// One search per wake.
-    private mutating func lendRing(to runner: WallThread, at now: UInt64, routing: inout SampleRouting) {
+    private func lendRing(to runner: WallThread, at now: UInt64, routing: inout SampleRouting) {
         guard !ringSoughtThisWake else { return }
         ringSoughtThisWake = true
         var lender: WallThread?
@@ -457,7 +457,7 @@ struct WallScheduler: SamplerSchedule {
     /// The state kept for `tid`, made the first time; its ring is opened the first time the
     /// thread is `watched` (a tick for an attached thread), never for a sample alone, which may
     /// be drained after its thread ended (its tid then free for another process's thread).
-    private mutating func state(of tid: Int32, watched: Bool) -> WallThread {
+    private func state(of tid: Int32, watched: Bool) -> WallThread {
         if let thread = threads[tid], !watched || thread.ringTried { return thread }
         let thread = threads[tid] ?? WallThread(tid: tid)
         threads[tid] = thread
@@ -480,7 +480,7 @@ struct WallScheduler: SamplerSchedule {
     }
 
     /// Takes in the thread's new context switches (oldest first; its place is then the last one's).
-    private mutating func readSwitches(of thread: WallThread) -> [ss_switch] {
+    private func readSwitches(of thread: WallThread) -> [ss_switch] {
         guard let ring = thread.ring else { return [] }
         var records: [ss_switch] = []
         while true {
@@ -497,7 +497,7 @@ struct WallScheduler: SamplerSchedule {
     /// Counted at once when no later sample can be nearer: the next one comes a counter period
     /// of user CPU time after the last (`counterPeriod`), so a tick less than half of that
     /// after a sample's CPU time is nearest to it.
-    private mutating func tick(_ thread: WallThread, cpu: Int64, at now: UInt64, ticks: Int, routing: inout SampleRouting) {
+    private func tick(_ thread: WallThread, cpu: Int64, at now: UInt64, ticks: Int, routing: inout SampleRouting) {
         if thread.pending.isEmpty, let known = thread.known,
            cpu - known.cpu < (known.reach == Self.unmovedNanoseconds ? Self.unmovedNanoseconds : counterPeriod / 2 - Self.unmovedNanoseconds) {
             return count(thread, known: known, at: now, ticks: ticks, routing: &routing)
@@ -514,7 +514,7 @@ struct WallScheduler: SamplerSchedule {
     /// Walks a thread found asleep (or, with `sleep` nil, one whose switches are unknown) at
     /// CPU time `cpu`. Walked, the ticks before are settled and this one is counted with the
     /// walk; found running, the tick waits for a sample; moving while walked, it is lost.
-    private mutating func look(at thread: WallThread, cpu: Int64, sleep: UInt64?, at now: UInt64, due: Int,
+    private func look(at thread: WallThread, cpu: Int64, sleep: UInt64?, at now: UInt64, due: Int,
                                routing: inout SampleRouting) {
         // A thread asleep by its switches stayed so while no switch came since they were read (and
         // its CPU time did not move: a tid reused before the scan saw its thread end has a ring
@@ -547,7 +547,7 @@ struct WallScheduler: SamplerSchedule {
     /// `next` is the thread's newest known stack: each waiting tick up to its CPU time is
     /// counted with the nearer, in CPU time, of the stack known before and `next`, among those
     /// that reach it (`Known.reach`); a tick neither reaches is counted lost.
-    private mutating func settle(_ thread: WallThread, next: WallThread.Known, routing: inout SampleRouting) {
+    private func settle(_ thread: WallThread, next: WallThread.Known, routing: inout SampleRouting) {
         var reachedNext = false
         while let first = thread.pending.first, first.cpu <= next.cpu {
             let tick = thread.pending.removeFirst()
