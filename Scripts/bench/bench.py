@@ -28,7 +28,7 @@ Subcommands (each reads/writes JSON or text in the work directory, --work, defau
   export       sizes and times of every output format for a synthetic profile of --stacks unique stacks
   calls        invocation tracking in a continuous wall session: the tracker's cost per sample, the
                profiler's share of a core and resident size per window, invocations off and on (--seconds each)
-  redis-calls  the same on redis-server under redis-benchmark's load, invocations on (--seconds, at least 30)
+  redis-calls  the same on redis-server under redis-benchmark's load, invocations on (--seconds, default 65, at least 30)
   stripped-names  Debian's xz -9 -T1 (liblzma stripped) on --megabytes of input under StackSampler and under perf:
                the functions' shares, perf's per-address rows summed by the unwind data's function ranges
   report       writes the report (--output) from the JSON files
@@ -72,7 +72,7 @@ COMMANDS = {
 }
 
 # --seconds where a subcommand does not take the slowdown runs' 1.2 s.
-DEFAULT_SECONDS = {"sampler": 10.0, "daemon": 600.0, "eintr": 1.0, "churn": 4.0}
+DEFAULT_SECONDS = {"sampler": 10.0, "daemon": 600.0, "eintr": 1.0, "churn": 4.0, "redis-calls": 65.0}
 
 
 def default_lib():
