@@ -18,6 +18,7 @@ the first (which loads the symbol tables).
 """
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import time
@@ -87,6 +88,9 @@ def cmd_calls(args):
 
 
 def cmd_redis_calls(args):
+    missing = [tool for tool in ("redis-server", "redis-benchmark", "redis-cli") if not shutil.which(tool)]
+    if missing:
+        raise BenchError(f"{', '.join(missing)} not found: Scripts/setup.sh installs redis-server (and its tools)")
     out = os.path.join(args.work, "calls-redis")
     os.makedirs(out, exist_ok=True)
     port = "6391"
