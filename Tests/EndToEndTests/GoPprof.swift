@@ -12,12 +12,17 @@ enum GoPprof {
     /// Why tests that need it are skipped.
     static let skipReason: Comment = "go is not installed (apt-get install golang-go, or run Scripts/setup.sh)"
 
+    /// Names as the profile wrote them: by default pprof shortens what looks like a demangled C++
+    /// name (drops its parameter and template lists), which a Swift runtime frame sampled while the
+    /// profiler starts in the program's main thread can be.
+    private static let namesAsWritten = "-symbolize=none"
+
     /// Self samples of the functions that have any, from `go tool pprof -top -sample_index=samples`
     /// (all of them: by default pprof leaves out functions under 0.5 % of the samples).
     static func selfSamples(_ profile: String, in directory: String) throws -> [String: Int] {
         var counts: [String: Int] = [:]
         var inTable = false
-        for line in try run(["-top", "-nodefraction=0", "-nodecount=1000000", "-sample_index=samples", profile], in: directory).split(separator: "\n") {
+        for line in try run(["-top", namesAsWritten, "-nodefraction=0", "-nodecount=1000000", "-sample_index=samples", profile], in: directory).split(separator: "\n") {
             let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
             if fields.first == "flat" { inTable = true; continue }
             guard inTable, fields.count == 6, let flat = Int(fields[0]), flat > 0 else { continue }
@@ -35,7 +40,7 @@ enum GoPprof {
             if !frames.isEmpty { stacks[frames.reversed().joined(separator: ";"), default: 0] += count }
             frames = []
         }
-        for line in try run(["-traces", "-sample_index=samples", profile], in: directory).split(separator: "\n") {
+        for line in try run(["-traces", namesAsWritten, "-sample_index=samples", profile], in: directory).split(separator: "\n") {
             if line.hasPrefix("-----------+") { finish(); continue }
             let trimmed = line.drop { $0 == " " }
             if trimmed.hasPrefix("thread_name:") || trimmed.hasPrefix("thread_id:") { continue }
