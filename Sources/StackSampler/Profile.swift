@@ -9,16 +9,31 @@ public struct Profile: Sendable {
         public var addresses: [UInt]
         /// Samples with exactly this stack.
         public var count: Int
-        /// The stack was deeper than the maximum depth and is cut at the root side.
-        public var isTruncated: Bool
+        /// Why the stack stops short of its thread's first frame, if it does: the frames on the
+        /// root side of `addresses` are not known.
+        public var cut: StackCut?
 
         /// A stack from its parts.
-        package init(thread: Int, addresses: [UInt], count: Int, isTruncated: Bool) {
+        package init(thread: Int, addresses: [UInt], count: Int, cut: StackCut? = nil) {
             self.thread = thread
             self.addresses = addresses
             self.count = count
-            self.isTruncated = isTruncated
+            self.cut = cut
         }
+    }
+
+    /// Why a walk stopped before the thread's first frame. Each is shown as a marker frame on the
+    /// root side of the stack, and its samples are counted among the losses.
+    public enum StackCut: UInt8, Sendable, Hashable, CaseIterable {
+        /// Deeper than the maximum depth: the frames nearest the root are missing (`[truncated]`).
+        case depth = 1
+        /// A frame without unwind information (or a rule the unwinder cannot follow): its callers
+        /// are missing (`[no unwind info]`).
+        case noUnwindInfo = 2
+        /// Too little stack left for the handler to walk: the interrupted PC only (`[leaf only]`).
+        case leafOnly = 3
+        /// The walk read unmapped memory: the interrupted PC only (`[unwind fault]`).
+        case fault = 4
     }
 
     /// One thread that was sampled or seen.

@@ -64,7 +64,7 @@ enum ProfileBuilder {
             signalNumber: ss_engine_signal(), signalSubstituted: ss_engine_signal_substituted() != 0, processID: getpid(),
             processName: FileIO.processName,
             stacks: counts.counts.map { key, count in
-                Profile.Stack(thread: key.thread, addresses: key.frames.reversed(), count: count, isTruncated: key.truncated)
+                Profile.Stack(thread: key.thread, addresses: key.frames.reversed(), count: count, cut: key.cut)
             },
             threads: counts.threads.map { record in
                 Profile.Thread(id: record.tid, name: record.name, samples: record.samples,

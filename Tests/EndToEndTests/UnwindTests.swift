@@ -92,6 +92,11 @@ extension EndToEnd {
             #expect((ProgramOutput.integer("alarms", in: output) ?? 0) > 0, "\(output)")
             let leafOnly = try #require(Self.leafOnlySamples(run.process.stderr), "\(run.process.stderr)")
             #expect(leafOnly > 0, "\(run.process.stderr)")
+            // Each is shown as what it is: the interrupted PC under a marker, never as a thread's root.
+            let profile = try run.profile()
+            let marked = profile.stacks.filter { $0.frames.first == "[leaf only]" }
+            #expect(marked.reduce(0) { $0 + $1.count } == leafOnly && marked.allSatisfy { $0.frames.count == 2 },
+                    "\(profile.stacks.filter { $0.frames.first?.hasPrefix("[") == true })\n\(run.process.stderr)")
         }
 
         /// The same at the end of the main thread's stack, which grows on demand: its end is learnt

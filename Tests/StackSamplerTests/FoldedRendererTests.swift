@@ -28,6 +28,19 @@ private func lines(_ bytes: [UInt8]) -> [String] {
         ])
     }
 
+    @Test("each way a stack stops short is marked on its root side, and read back as such")
+    func everyCutIsMarkedAndReadBack() throws {
+        var profile = handMadeProfile()
+        profile.stacks = Profile.StackCut.allCases.enumerated().map { index, cut in
+            Profile.Stack(thread: 0, addresses: [0x10, 0x20], count: index + 1, cut: cut)
+        }
+        let output = lines(profile.rendered(as: .folded))
+        #expect(output == ["[leaf only];main;parse 3", "[no unwind info];main;parse 2", "[truncated];main;parse 1", "[unwind fault];main;parse 4"])
+        let read = try Profile(collapsedStacks: output.joined(separator: "\n"), command: "test")
+        #expect(Dictionary(uniqueKeysWithValues: read.stacks.map { ($0.count, $0.cut) }) == [1: .depth, 2: .noUnwindInfo, 3: .leafOnly, 4: .fault])
+        #expect(read.stacks.allSatisfy { $0.addresses.count == 2 })
+    }
+
     @Test("the folded counts add up to the profile's sample count")
     func countsAddUpToTheSampleCount() {
         let profile = handMadeProfile()

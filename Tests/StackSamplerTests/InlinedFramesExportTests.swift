@@ -20,8 +20,8 @@ import Testing
         ]
         let threads = [Profile.Thread(id: 100, name: "main", samples: 7, cpuNanoseconds: 70_000_000, observedNanoseconds: 70_000_000)]
         let stacks = [
-            Profile.Stack(thread: 0, addresses: [0x10, 0x20], count: 5, isTruncated: false),
-            Profile.Stack(thread: 0, addresses: [0x10, 0x28], count: 2, isTruncated: false),
+            Profile.Stack(thread: 0, addresses: [0x10, 0x20], count: 5),
+            Profile.Stack(thread: 0, addresses: [0x10, 0x28], count: 2),
         ]
         return Profile(configuration: ProfilerConfiguration(), startNanoseconds: 0, durationNanoseconds: 70_000_000,
                        signal: "SIGPROF", signalSubstituted: false, stacks: stacks, threads: threads, frames: frames,

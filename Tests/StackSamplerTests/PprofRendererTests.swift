@@ -47,7 +47,7 @@ import TestSupport
         var expected: [String: Int64] = [:]
         for stack in profile.stacks {
             let thread = profile.threads[stack.thread]
-            let names = ["[\(thread.name) tid=\(thread.id)]"] + (stack.isTruncated ? ["[truncated]"] : []) + stack.addresses.map(profile.name(of:))
+            let names = ["[\(thread.name) tid=\(thread.id)]"] + (stack.cut.map { [$0.marker] } ?? []) + stack.addresses.map(profile.name(of:))
             expected[names.joined(separator: ";"), default: 0] += Int64(stack.count)
         }
         #expect(decoded.foldedStacks(threadRoots: true) == expected)

@@ -2,7 +2,8 @@ import Foundation
 import Testing
 @testable import StackSampler
 
-/// A recording made by the real writer: two threads, three stacks, five samples.
+/// A recording made by the real writer: two threads, three stacks (one whole, one ended early at
+/// a frame without unwind info, one cut at the maximum depth), five samples.
 private func writtenRecording() throws -> [UInt8] {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("raw-\(UUID().uuidString)").path
     defer { try? FileManager.default.removeItem(atPath: path) }
@@ -12,9 +13,9 @@ private func writtenRecording() throws -> [UInt8] {
         ThreadRecord(tid: 41, name: "main", samples: 3, firstCPU: 0, lastCPU: 30_000_000, firstSeen: 1_000, lastSeen: 9_000),
         ThreadRecord(tid: 42, name: "worker;2", samples: 2, firstCPU: 0, lastCPU: 20_000_000, firstSeen: 2_000, lastSeen: 8_000),
     ]
-    let a = StackAggregator.StackKey(thread: 0, frames: [0x30, 0x20, 0x10], truncated: false)
-    let b = StackAggregator.StackKey(thread: 0, frames: [0x40, 0x10], truncated: false)
-    let c = StackAggregator.StackKey(thread: 1, frames: [0x50], truncated: true)
+    let a = StackAggregator.StackKey(thread: 0, frames: [0x30, 0x20, 0x10], cut: nil)
+    let b = StackAggregator.StackKey(thread: 0, frames: [0x40, 0x10], cut: .noUnwindInfo)
+    let c = StackAggregator.StackKey(thread: 1, frames: [0x50], cut: .depth)
     for (key, time) in [(a, UInt64(2_000)), (b, 3_000), (a, 4_000)] {
         writer.repeatLast(key, at: time, times: 1, spacing: 0, threads: threads)
     }
@@ -37,8 +38,8 @@ private func writtenRecording() throws -> [UInt8] {
         #expect(recording.threads.values.map(\.name).sorted() == ["main", "worker;2"])
         #expect(recording.samples.map(\.timeNanoseconds) == [2_000, 3_000, 4_000, 5_000, 6_000])
         #expect(recording.stacks.count == 3)
-        let truncated = recording.stacks.values.filter(\.isTruncated)
-        #expect(truncated.map(\.addresses) == [[0x50]])
+        let cuts: [[UInt]: Profile.StackCut?] = Dictionary(uniqueKeysWithValues: recording.stacks.values.map { ($0.addresses, $0.cut) })
+        #expect(cuts == [[0x30, 0x20, 0x10]: nil, [0x40, 0x10]: .noUnwindInfo, [0x50]: .depth])
         #expect(recording.losses.droppedSamples == 7)
         #expect(recording.durationNanoseconds == 10_000)
         #expect(!recording.mapsText.isEmpty && !recording.modules.isEmpty)

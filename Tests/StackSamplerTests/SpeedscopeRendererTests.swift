@@ -51,7 +51,7 @@ import TestSupport
         var expected: [String: Int] = [:]
         for stack in profile.stacks {
             let thread = profile.threads[stack.thread]
-            let names = ["[\(thread.name) tid=\(thread.id)]"] + (stack.isTruncated ? ["[truncated]"] : []) + stack.addresses.map(profile.name(of:))
+            let names = ["[\(thread.name) tid=\(thread.id)]"] + (stack.cut.map { [$0.marker] } ?? []) + stack.addresses.map(profile.name(of:))
             expected[names.joined(separator: ";"), default: 0] += stack.count
         }
         #expect(lines == expected)

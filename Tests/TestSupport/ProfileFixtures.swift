@@ -13,10 +13,10 @@ package func handMadeProfile() -> Profile {
         Profile.Thread(id: 101, name: "worker;1", samples: 4, cpuNanoseconds: 40_000_000, observedNanoseconds: 40_000_000),
     ]
     let stacks = [
-        Profile.Stack(thread: 0, addresses: [0x10, 0x20], count: 5, isTruncated: false),
-        Profile.Stack(thread: 0, addresses: [0x10, 0x30], count: 2, isTruncated: false),
-        Profile.Stack(thread: 1, addresses: [0x10, 0x20], count: 3, isTruncated: false),
-        Profile.Stack(thread: 1, addresses: [0x40], count: 1, isTruncated: true),
+        Profile.Stack(thread: 0, addresses: [0x10, 0x20], count: 5),
+        Profile.Stack(thread: 0, addresses: [0x10, 0x30], count: 2),
+        Profile.Stack(thread: 1, addresses: [0x10, 0x20], count: 3),
+        Profile.Stack(thread: 1, addresses: [0x40], count: 1, cut: .depth),
     ]
     return Profile(configuration: ProfilerConfiguration(), startNanoseconds: 0, durationNanoseconds: 100_000_000,
                    signal: "SIGPROF", signalSubstituted: false, stacks: stacks, threads: threads, frames: frames, modules: [])

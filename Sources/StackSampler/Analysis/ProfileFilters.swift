@@ -22,7 +22,7 @@ extension Profile {
 
     /// Code frames on call paths (as `options` shows them) that hold less than `percent` % of
     /// all samples are cut off, with everything above them; their samples stay with the
-    /// caller, which then looks like their leaf. Thread roots and `[truncated]` are kept. The
+    /// caller, which then looks like their leaf. Thread roots and cut markers are kept. The
     /// total is unchanged, and so is every path that is kept.
     package func trimmingPaths(below percent: Double, options: ExportOptions) -> Profile {
         let tree = FlameTree(self, options: options)

@@ -1,6 +1,7 @@
 /// Collapsed stacks: one line per unique stack, `root;…;leaf COUNT`, root first,
 /// integer counts, names without offsets; `;` inside a name becomes `:`.
-/// Stacks cut at the maximum depth start with a `[truncated]` frame.
+/// A stack that stops short of its thread's first frame starts with its cut's marker
+/// (`[truncated]` at the maximum depth, `[no unwind info]`, `[leaf only]`, `[unwind fault]`).
 enum FoldedRenderer: ProfileRenderer {
     static func render(_ profile: Profile, options: ExportOptions) -> [UInt8] {
         var counts: [String: Int] = [:]

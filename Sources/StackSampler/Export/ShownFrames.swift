@@ -9,8 +9,9 @@ enum ShownFrame: Hashable, Sendable {
     case processRoot(Int)
     /// The per-thread root `[name tid=N]` of the thread at this index.
     case threadRoot(Int)
-    /// `[truncated]`: the stack was cut at the maximum depth on the root side.
-    case truncated
+    /// The marker of a stack that stops short of its thread's first frame (`Profile.StackCut`):
+    /// `[truncated]`, `[no unwind info]`, `[leaf only]` or `[unwind fault]`.
+    case cut(Profile.StackCut)
     /// `[async]`: the frames after it are a Swift task's async callers, read from its async
     /// contexts, then the running code (see `AsyncFunctions`).
     case asyncTask
@@ -19,7 +20,7 @@ enum ShownFrame: Hashable, Sendable {
 extension Profile {
     /// The frames of `stack` as exporters show them, root first: the process root when
     /// `options.processRoot`, the thread root when `options.perThreadRoots` and the thread is
-    /// known, `[truncated]` when cut, `[async]` when the stack starts with a Swift task's async
+    /// known, the cut's marker when the stack stops short of the thread's first frame, `[async]` when the stack starts with a Swift task's async
     /// callers, then the code: each address's function followed by the calls inlined at it,
     /// outermost first.
     func shownFrames(of stack: Stack, options: ExportOptions) -> [ShownFrame] {
@@ -27,7 +28,7 @@ extension Profile {
         frames.reserveCapacity(stack.addresses.count + 3)
         if options.processRoot { frames.append(.processRoot(stack.thread)) }
         if options.perThreadRoots, threads.indices.contains(stack.thread) { frames.append(.threadRoot(stack.thread)) }
-        if stack.isTruncated { frames.append(.truncated) }
+        if let cut = stack.cut { frames.append(.cut(cut)) }
         if let root = stack.addresses.first, self.frames[root]?.isAsyncResume == true { frames.append(.asyncTask) }
         for address in stack.addresses {
             frames.append(.code(address))
@@ -39,7 +40,7 @@ extension Profile {
     }
 
     /// The name of a shown frame: the symbol, an inlined function with FlameGraph's `_[i]`
-    /// suffix, `[name pid=N]`, `[name tid=N]`, `[truncated]` or `[async]`.
+    /// suffix, `[name pid=N]`, `[name tid=N]`, a cut's marker or `[async]`.
     func name(of frame: ShownFrame) -> String {
         switch frame {
         case .code(let address): name(of: address)
@@ -47,7 +48,7 @@ extension Profile {
         case .processRoot(let thread):
             threads.indices.contains(thread) ? "[\(threads[thread].processName) pid=\(threads[thread].processID)]" : "[\(processName) pid=\(processID)]"
         case .threadRoot(let index): "[\(threads[index].name) tid=\(threads[index].id)]"
-        case .truncated: "[truncated]"
+        case .cut(let cut): cut.marker
         case .asyncTask: "[async]"
         }
     }
@@ -65,7 +66,19 @@ extension Profile {
         switch frame {
         case .code(let address): frames[address]?.location
         case .inlined(let address, let index): frames[address]?.inlined[index].location
-        case .processRoot, .threadRoot, .truncated, .asyncTask: nil
+        case .processRoot, .threadRoot, .cut, .asyncTask: nil
+        }
+    }
+}
+
+extension Profile.StackCut {
+    /// The frame that stands for the missing callers, on the root side of the stack.
+    var marker: String {
+        switch self {
+        case .depth: "[truncated]"
+        case .noUnwindInfo: "[no unwind info]"
+        case .leafOnly: "[leaf only]"
+        case .fault: "[unwind fault]"
         }
     }
 }

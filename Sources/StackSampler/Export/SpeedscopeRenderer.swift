@@ -14,7 +14,7 @@ enum SpeedscopeRenderer: ProfileRenderer {
                 var file: String?
                 switch frame {
                 case .code(let address), .inlined(let address, _): file = profile.location(of: frame)?.file ?? profile.frames[address]?.modulePath
-                case .processRoot, .threadRoot, .truncated, .asyncTask: file = nil
+                case .processRoot, .threadRoot, .cut, .asyncTask: file = nil
                 }
                 frameList.append((name, file))
                 frameIndex[name] = frameList.count - 1

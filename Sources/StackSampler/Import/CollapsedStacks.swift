@@ -15,7 +15,7 @@ extension Profile {
     /// A profile read from collapsed stacks (ours, FlameGraph's stackcollapse scripts, perf or
     /// async-profiler output): each unique frame name gets a synthetic address, so every
     /// exporter works on it. A first frame `[name tid=N]` makes a thread (as our per-thread
-    /// roots), a following `[truncated]` marks a cut stack; stacks without a thread root belong
+    /// roots), a following cut marker (`[truncated]`, `[no unwind info]`…) marks a stack that stops short; stacks without a thread root belong
     /// to no thread. Blank lines and `#` comments are skipped. The mode and period are unknown.
     package init(collapsedStacks text: String, command: String) throws(CollapsedStacksError) {
         var addresses: [Substring: UInt] = [:]
@@ -33,7 +33,7 @@ extension Profile {
                 throw CollapsedStacksError(line: number + 1, text: String(Substring(rawLine)))
             }
             var names = content[..<lastSpace].split(separator: semicolon, omittingEmptySubsequences: false).map(Substring.init)[...]
-            var stack = Stack(thread: -1, addresses: [], count: count, isTruncated: false)
+            var stack = Stack(thread: -1, addresses: [], count: count)
             if let root = names.first, let thread = Self.threadRoot(root) {
                 stack.thread = threadIndex[root] ?? {
                     threads.append(Thread(id: thread.id, name: thread.name, samples: 0, cpuNanoseconds: 0, observedNanoseconds: 0))
@@ -43,8 +43,8 @@ extension Profile {
                 threads[stack.thread].samples += count
                 names = names.dropFirst()
             }
-            if names.first == "[truncated]" {
-                stack.isTruncated = true
+            if let first = names.first, let cut = Profile.StackCut.allCases.first(where: { $0.marker == first }) {
+                stack.cut = cut
                 names = names.dropFirst()
             }
             stack.addresses = names.map { name in

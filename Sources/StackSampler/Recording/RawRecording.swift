@@ -30,7 +30,7 @@ package struct RawRecording: Sendable {
     /// A unique stack of one thread; addresses leaf first.
     package struct RecordedStack: Sendable, Equatable {
         package var thread: Int
-        package var isTruncated: Bool
+        package var cut: Profile.StackCut?
         package var addresses: [UInt]
     }
 
@@ -156,7 +156,7 @@ package struct RawRecording: Sendable {
             var addresses: [UInt] = []
             addresses.reserveCapacity(depth)
             for _ in 0..<depth { addresses.append(UInt(try payload.u64())) }
-            stacks[id] = RecordedStack(thread: thread, isTruncated: flags & 1 != 0, addresses: addresses)
+            stacks[id] = RecordedStack(thread: thread, cut: Profile.StackCut(rawValue: flags), addresses: addresses)
         case .samples:
             let count = Int(try payload.u32())
             guard count <= payload.remaining / 12 else { throw payload.error("\(count) samples cannot fit in this record") }

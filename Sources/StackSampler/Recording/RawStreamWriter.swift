@@ -85,7 +85,7 @@ final class RawStreamWriter: SampleConsumer, @unchecked Sendable {
             encoder.record(.stack) {
                 $0.u32(id)
                 $0.u32(UInt32(stack.thread))
-                $0.u8(stack.truncated ? 1 : 0)
+                $0.u8(stack.cut?.rawValue ?? 0)
                 $0.u16(UInt16(stack.frames.count))
                 for address in stack.frames { $0.u64(UInt64(address)) }
             }

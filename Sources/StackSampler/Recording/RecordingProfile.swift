@@ -33,7 +33,7 @@ extension ProfileBuilder {
         let position = Dictionary(uniqueKeysWithValues: indices.enumerated().map { ($1, $0) })
         let stacks = counts.compactMap { id, count -> Profile.Stack? in
             guard let stack = recording.stacks[id], let thread = position[stack.thread] else { return nil }
-            return Profile.Stack(thread: thread, addresses: stack.addresses.reversed(), count: count, isTruncated: stack.isTruncated)
+            return Profile.Stack(thread: thread, addresses: stack.addresses.reversed(), count: count, cut: stack.cut)
         }
         var samplesPerThread: [Int: Int] = [:]
         for stack in stacks { samplesPerThread[stack.thread, default: 0] += stack.count }

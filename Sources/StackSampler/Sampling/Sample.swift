@@ -2,29 +2,14 @@ import CEngineHeader
 
 /// One sample as the engine took it (`ss_sample`), decoded once, before any consumer sees it.
 struct Sample: Sendable {
-    /// How far the walk of the stack got.
-    enum Walk: Sendable {
-        /// To the thread's first frame (or through a Swift task's async chain).
-        case complete
-        /// Cut at the maximum depth: the frames nearest the root are missing.
-        case truncated
-        /// The handler had too little stack left to walk (a small alternate signal stack, or the end of
-        /// the thread's own stack): the interrupted PC only.
-        case leafOnly
-        /// Ended early at a frame without unwind information (or a rule it cannot follow).
-        case endedEarly
-        /// Read unmapped memory: the interrupted PC only.
-        case faulted
-    }
-
     /// The thread that was sampled.
     var tid: Int32
     /// CLOCK_MONOTONIC when it was taken, in ns.
     var timeNanoseconds: UInt64
     /// The interrupted PC, then return addresses: leaf first.
     var frames: [UInt]
-    /// How the walk ended.
-    var walk: Walk
+    /// Why the walk stopped before the thread's first frame (or a Swift task's async chain), if it did.
+    var cut: Profile.StackCut?
     /// Periods it stands for: 1, plus timer expirations the kernel merged into it.
     var periods: Int
     /// Wall mode: the thread's CPU time as the sample was taken; nil in cpu mode.
@@ -34,7 +19,7 @@ struct Sample: Sendable {
     var throughFramePointers: Bool
 
     /// Whether the stack reaches the thread's root (nothing cut or missing).
-    var isComplete: Bool { walk == .complete }
+    var isComplete: Bool { cut == nil }
 
     /// Decodes the engine's sample.
     init(_ sample: UnsafePointer<ss_sample>) {
@@ -43,11 +28,11 @@ struct Sample: Sendable {
         timeNanoseconds = header.time_ns
         frames = Array(UnsafeBufferPointer(start: ss_sample_frames(sample), count: Int(header.depth)))
         let flags = UInt32(header.flags)
-        walk = if flags & UInt32(SS_SAMPLE_TRUNCATED) != 0 { .truncated }
+        cut = if flags & UInt32(SS_SAMPLE_TRUNCATED) != 0 { .depth }
             else if flags & UInt32(SS_SAMPLE_LEAF_ONLY) != 0 { .leafOnly }
-            else if flags & UInt32(SS_SAMPLE_UNWIND_FAULTED) != 0 { .faulted }
-            else if flags & UInt32(SS_SAMPLE_UNWIND_FAILED) != 0 { .endedEarly }
-            else { .complete }
+            else if flags & UInt32(SS_SAMPLE_UNWIND_FAULTED) != 0 { .fault }
+            else if flags & UInt32(SS_SAMPLE_UNWIND_FAILED) != 0 { .noUnwindInfo }
+            else { nil }
         periods = Int(max(1, header.periods))
         cpuNanoseconds = header.cpu_ns >= 0 ? header.cpu_ns : nil
         throughFramePointers = flags & UInt32(SS_SAMPLE_FRAME_POINTERS) != 0

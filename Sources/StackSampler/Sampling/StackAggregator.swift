@@ -5,7 +5,7 @@ struct StackAggregator: Sendable {
     struct StackKey: Hashable, Sendable {
         var thread: Int
         var frames: [UInt]
-        var truncated: Bool
+        var cut: Profile.StackCut?
     }
 
     private(set) var counts: [StackKey: Int] = [:]
@@ -13,8 +13,8 @@ struct StackAggregator: Sendable {
     private var threadIndexByTID: [Int32: Int] = [:]
     private var lastStack: [Int: StackKey] = [:]
     // The losses below count samples as the profile does: with the periods a sample stands for.
-    /// Samples whose stack was cut at the maximum depth (repeated wall ticks included), so
-    /// that the count equals the samples of the `[truncated]` stacks.
+    /// Samples whose stack was cut at the maximum depth (repeated wall ticks included, as for
+    /// the three below), so that the count equals the samples of the `[truncated]` stacks.
     private(set) var truncatedSamples = 0
     /// Samples of threads whose unwinder could not be prepared outside signal context (leaf frame only).
     private(set) var leafOnlySamples = 0
@@ -42,15 +42,9 @@ struct StackAggregator: Sendable {
     mutating func record(_ sample: Sample) -> StackKey {
         let index = thread(sample.tid, at: sample.timeNanoseconds)
         let periods = sample.periods
-        switch sample.walk {
-        case .complete: break
-        case .truncated: truncatedSamples += periods
-        case .leafOnly: leafOnlySamples += periods
-        case .endedEarly: unwindFailures += periods
-        case .faulted: unwindFaults += periods
-        }
+        countCut(sample.cut, periods)
         if sample.throughFramePointers { framePointerSamples += periods }
-        let key = StackKey(thread: index, frames: sample.frames, truncated: sample.walk == .truncated)
+        let key = StackKey(thread: index, frames: sample.frames, cut: sample.cut)
         overrunPeriods += periods - 1
         counts[key, default: 0] += periods
         lastStack[index] = key
@@ -58,6 +52,18 @@ struct StackAggregator: Sendable {
         threads[index].taken += 1
         threads[index].lastSeen = max(threads[index].lastSeen, sample.timeNanoseconds)
         return key
+    }
+
+    /// Counts `samples` among the losses of `cut`, so that each loss equals the samples of the
+    /// stacks its marker starts.
+    private mutating func countCut(_ cut: Profile.StackCut?, _ samples: Int) {
+        switch cut {
+        case nil: break
+        case .depth: truncatedSamples += samples
+        case .leafOnly: leafOnlySamples += samples
+        case .noUnwindInfo: unwindFailures += samples
+        case .fault: unwindFaults += samples
+        }
     }
 
     /// The record index of live thread `tid`, if known.
@@ -82,7 +88,7 @@ struct StackAggregator: Sendable {
     mutating func repeatLast(_ tid: Int32, at time: UInt64, times: Int = 1) -> StackKey? {
         guard let index = threadIndexByTID[tid], let key = lastStack[index] else { return nil }
         counts[key, default: 0] += times
-        if key.truncated { truncatedSamples += times }
+        countCut(key.cut, times)
         threads[index].samples += times
         threads[index].taken += times
         threads[index].lastSeen = time

@@ -9,7 +9,7 @@ enum FramePalette {
         case kernelOrUnknown
         /// StackSampler's own code.
         case profiler
-        /// Frames the profile adds: `all`, thread roots, `[truncated]`, merged narrow frames.
+        /// Frames the profile adds: `all`, thread roots, cut markers (`[truncated]`…), merged narrow frames.
         case marker
     }
 
@@ -18,7 +18,7 @@ enum FramePalette {
         let address: UInt
         switch frame {
         case .code(let code), .inlined(let code, _): address = code
-        case .processRoot, .threadRoot, .truncated, .asyncTask: return .marker
+        case .processRoot, .threadRoot, .cut, .asyncTask: return .marker
         }
         guard let symbol = profile.frames[address] else { return .kernelOrUnknown }
         if isProfiler(symbol, modules: profile.profilerModules) { return .profiler }
