@@ -6,12 +6,14 @@ package enum Gzip {
     /// Whether zlib can be loaded: `compress` would stop the process otherwise.
     package static var isAvailable: Bool { ss_zlib_load() != nil }
 
-    /// `bytes` as a gzip member (RFC 1952), at zlib's default level.
+    /// `bytes` as a gzip member (RFC 1952), at zlib's fastest level, as Go's runtime/pprof writes
+    /// its profiles: a window's pprof of 47 KB took 1.3 ms at the default level and 0.18 ms at
+    /// this one, for 11 KB against 8 KB (a third of the daemon's work on a window went to it).
     package static func compress(_ bytes: [UInt8]) -> [UInt8] {
         guard let zlib = ss_zlib_load()?.pointee else { preconditionFailure("libz.so.1 could not be loaded: install zlib1g") }
         var stream = z_stream()
         let windowBitsWithGzipHeader: Int32 = 15 + 16
-        let status = zlib.deflateInit2_(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, windowBitsWithGzipHeader, 8,
+        let status = zlib.deflateInit2_(&stream, Z_BEST_SPEED, Z_DEFLATED, windowBitsWithGzipHeader, 8,
                                    Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         precondition(status == Z_OK, "zlib could not start deflating (status \(status)): out of memory")
         defer { _ = zlib.deflateEnd(&stream) }
