@@ -23,7 +23,7 @@ extension Profiler {
         let capture = PendingCapture(number: number, deadline: deadline, completion: completion)
         let handle: pthread_t
         do {
-            handle = try ProfilerThreads.spawn { capture.run() }
+            handle = try ProfilerThreads.spawn(named: "ss-capture") { capture.run() }
         } catch {
             _ = try? stopSession(number: number)
             throw error

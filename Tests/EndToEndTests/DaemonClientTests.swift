@@ -6,13 +6,15 @@ final class RunningService {
     let process = Process()
     let directory: String
 
-    init(label: String, seconds: Int = 60) throws {
+    /// Started with `settings` besides (environment variables).
+    init(label: String, seconds: Int = 60, settings: [String: String] = [:]) throws {
         directory = try ScratchDirectory.make(label)
         process.executableURL = URL(fileURLWithPath: try TestProgram.service.executable())
         process.arguments = [directory + "/stop", String(seconds)]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STACKSAMPLER_") && $0.key != "LD_PRELOAD" }
         environment["LD_PRELOAD"] = try BuildProducts.preloadLibrary()
         environment["STACKSAMPLER_LISTEN"] = "unix"
+        environment.merge(settings) { $1 }
         process.environment = environment
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
@@ -51,6 +53,16 @@ extension EndToEnd {
             #expect(result.termination == .exited(0), "\(result)")
             let folded = try String(contentsOfFile: output, encoding: .utf8)
             #expect(folded.contains("serve_hot"), "\(folded)")
+        }
+
+        @Test("the profiler's threads are named ss-… where top -H, perf and debuggers list them; the program's thread keeps its name")
+        func profilerThreadsAreNamed() throws {
+            let service = try RunningService(label: "thread-names", settings: ["STACKSAMPLER_CONTINUOUS": "1s"])
+            try service.waitForSocket()
+            let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(service.pid)/task")
+            let names = try tasks.map { try String(contentsOfFile: "/proc/\(service.pid)/task/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .newlines) }
+            #expect(names.filter { !$0.hasPrefix("ss-") } == ["service"], "\(names)")
+            #expect(Set(names).isSuperset(of: ["ss-sampler", "ss-http"]), "\(names)")
         }
 
         @Test("top PID names the hot function in two plain refreshes")

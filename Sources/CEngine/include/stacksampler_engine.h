@@ -226,6 +226,10 @@ void ss_sampler_wake(void);
 /** Excludes the calling thread from sampling (the sampler thread itself). */
 void ss_thread_exclude_current(void);
 
+/** Names the calling thread, one of the profiler's own, as `top -H`, `perf` and debuggers show
+ *  it (PR_SET_NAME: the kernel keeps the first 15 bytes). */
+void ss_thread_set_own_name(const char *name);
+
 /** Excludes the calling thread from sampling (nonzero) or lets it be sampled again (0), and
  *  returns what it was: for a program thread while it runs the profiler's own code (stopping a
  *  session, writing the profile), whose samples would count the profiler as the program. */

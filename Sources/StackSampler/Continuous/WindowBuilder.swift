@@ -46,7 +46,7 @@ final class WindowBuilder: @unchecked Sendable {
 
     /// Starts the builder thread.
     func start() throws(ProfilerError) {
-        handle = try ProfilerThreads.spawn { [self] in run() }
+        handle = try ProfilerThreads.spawn(named: "ss-windows") { [self] in run() }
     }
 
     /// On the sampler thread: a window ended. Never waits for the builder.

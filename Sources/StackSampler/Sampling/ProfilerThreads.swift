@@ -24,22 +24,30 @@ package enum ProfilerThreads {
         ss_thread_set_excluded(0)
     }
 
+    /// Names the calling thread, one of the profiler's own (`spawn`): so that whoever lists
+    /// the program's threads can tell the profiler's apart. The kernel keeps 15 bytes.
+    static func name(_ name: String) {
+        ss_thread_set_own_name(name)
+    }
+
     /// The profiler's threads now.
     static var all: Set<Int32> { registered.withLock { $0 } }
 }
 
 extension ProfilerThreads {
-    /// Starts a thread of the profiler's own that runs `body`, with every signal blocked, and
+    /// Starts a thread of the profiler's own named `name` (at most 15 bytes, `ss-` first, as
+    /// `top -H`, `perf` and debuggers show it) that runs `body`, with every signal blocked, and
     /// returns once the thread is registered (so no scan can take it for the program's).
     /// Join it (`pthread_join`) or detach it.
-    package static func spawn(_ body: @escaping @Sendable () -> Void) throws(ProfilerError) -> pthread_t {
-        let start = ThreadStart(body)
+    package static func spawn(named name: String, _ body: @escaping @Sendable () -> Void) throws(ProfilerError) -> pthread_t {
+        let start = ThreadStart(name: name, body)
         let context = Unmanaged.passRetained(start).toOpaque()
         var handle = pthread_t()
         let status = ss_spawn_unsampled_thread(&handle, { context in
             let start = Unmanaged<ThreadStart>.fromOpaque(context!).takeRetainedValue()
             ProfilerThreads.enter()
             defer { ProfilerThreads.leave() }
+            ProfilerThreads.name(start.name)
             sem_post(start.registered)
             start.body()
             return nil
@@ -53,12 +61,14 @@ extension ProfilerThreads {
     }
 }
 
-/// What a new profiler thread runs, and the semaphore it posts once registered.
+/// What a new profiler thread runs, its name, and the semaphore it posts once registered.
 private final class ThreadStart: @unchecked Sendable {
+    let name: String
     let body: @Sendable () -> Void
     let registered = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
 
-    init(_ body: @escaping @Sendable () -> Void) {
+    init(name: String, _ body: @escaping @Sendable () -> Void) {
+        self.name = name
         self.body = body
         sem_init(registered, 0, 0)
     }

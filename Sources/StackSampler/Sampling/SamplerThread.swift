@@ -75,6 +75,7 @@ final class SamplerThread: @unchecked Sendable {
         let context = Unmanaged.passRetained(self).toOpaque()
         let status = ss_spawn_unsampled_thread(&handle, { context in
             let sampler = Unmanaged<SamplerThread>.fromOpaque(context!).takeRetainedValue()
+            ProfilerThreads.name("ss-sampler")
             sampler.run()
             return nil
         }, context)

@@ -53,7 +53,7 @@ final class PushThread<Payload>: PushControl, @unchecked Sendable {
         // A profiler thread (ProfilerThreads): never attached, sampled or walked in any session.
         let handle: pthread_t
         do {
-            handle = try ProfilerThreads.spawn { [self] in run() }
+            handle = try ProfilerThreads.spawn(named: "ss-push") { [self] in run() }
         } catch {
             throw .cannotStart(error.description)
         }

@@ -99,7 +99,7 @@ final class HTTPServerBinding: @unchecked Sendable {
     /// (closes or reuses their numbers), the loop ends at once and `onLost` is called on its thread.
     func start(onLost: @escaping @Sendable () -> Void) throws(ProfileServerError) {
         do {
-            thread = try ProfilerThreads.spawn { [self] in
+            thread = try ProfilerThreads.spawn(named: "ss-http") { [self] in
                 if ss_http_server_run(server) != 0 { onLost() }
             }
         } catch {

@@ -18,7 +18,7 @@ final class ListenHandOver: Sendable {
     /// Starts watching `parent`; once it is gone, `open` makes the server of the addresses (its
     /// error said on standard error).
     init(parent: pid_t, open: @escaping @Sendable () throws(ProfileServerError) -> ProfileServer) {
-        let spawned = try? ProfilerThreads.spawn { [self] in
+        let spawned = try? ProfilerThreads.spawn(named: "ss-parent-watch") { [self] in
             while getppid() == parent {
                 if wait.stopped(afterMilliseconds: 250) { return }
             }

@@ -167,7 +167,7 @@ private final class ServerCore: Sendable {
         // Under way from now (still in the handler's call) until the worker has answered.
         ss_http_work_begin()
         do {
-            pthread_detach(try ProfilerThreads.spawn { work.body() })
+            pthread_detach(try ProfilerThreads.spawn(named: "ss-http-worker") { work.body() })
         } catch {
             ss_http_work_end()
             profiling.withLock { $0 = nil }
