@@ -8,8 +8,10 @@
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,16 +59,44 @@ static int sleep_until(uint64_t deadline_ns) {
     }
 }
 
-/* Whether the calling thread's timer slack is down to 1 ns. A thread's timer expires up to its
- * slack (50 us by default) late, so that expiries can be merged; the wall sampler's wake must
- * come soon after its tick to walk a sleep the tick landed in before it ends: on a service of
- * 200 us sleeps, 17 % fewer ticks were lost (a sleep over before it was walked), at the same CPU
- * for the sampler thread (wakes are no more frequent; only the sampler thread's slack changes). */
+/* The first fields of the kernel's struct sched_attr (SCHED_ATTR_SIZE_VER0). */
+struct sched_attr_v0 {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+};
+
+/* Asks the scheduler for slices of 100 us for the calling thread (the shortest it grants), its
+ * policy and nice value unchanged: since Linux 6.12 a thread that wakes with a shorter slice
+ * than the one running may preempt it (EEVDF's PREEMPT_SHORT), where it would otherwise wait
+ * for that thread's slice to end. Its share of the CPU is its nice value's, as before. No
+ * privilege is needed; an older kernel refuses, and the thread keeps the usual slice. Only
+ * under the usual policy: a program run under another (SCHED_BATCH, SCHED_IDLE, real time, or
+ * with SCHED_RESET_ON_FORK) keeps it for the sampler thread too. */
+static void ask_for_short_slices(void) {
+    if (sched_getscheduler(0) != SCHED_OTHER) return;
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, 0); /* the calling thread's */
+    if (nice == -1 && errno != 0) return;
+    struct sched_attr_v0 attr = {.size = sizeof attr, .policy = SCHED_OTHER, .nice = nice, .runtime = 100000};
+    syscall(SYS_sched_setattr, 0, &attr, 0U);
+}
+
+/* Whether the calling thread's timer slack is down to 1 ns and its slices short. A thread's
+ * timer expires up to its slack (50 us by default) late, so that expiries can be merged; the
+ * wall sampler's wake must come soon after its tick to walk a sleep the tick landed in before it
+ * ends: on a service of 200 us sleeps, 17 % fewer ticks were lost (a sleep over before it was
+ * walked), at the same CPU for the sampler thread (wakes are no more frequent; only the sampler
+ * thread's slack changes). The short slices are for the same reason: on a busy machine the wake
+ * came some 100 us after its tick, the woken sampler waiting for a core. */
 static SS_TLS int punctual;
 
 int ss_sampler_sleep_until(uint64_t deadline_ns, int wake_for_new_thread) {
     if (!punctual) {
         prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+        ask_for_short_slices();
         punctual = 1;
     }
     atomic_store_explicit(&waiting_for_threads, wake_for_new_thread != 0, memory_order_release);

@@ -6,11 +6,13 @@ final class RunningService {
     let process = Process()
     let directory: String
 
-    /// Started with `settings` besides (environment variables).
-    init(label: String, seconds: Int = 60, settings: [String: String] = [:]) throws {
+    /// Started with `settings` besides (environment variables), through `launcher` if any (a
+    /// command that runs the rest of its arguments, such as `chrt -b 0`).
+    init(label: String, seconds: Int = 60, settings: [String: String] = [:], launcher: [String] = []) throws {
         directory = try ScratchDirectory.make(label)
-        process.executableURL = URL(fileURLWithPath: try TestProgram.service.executable())
-        process.arguments = [directory + "/stop", String(seconds)]
+        let command = launcher + [try TestProgram.service.executable(), directory + "/stop", String(seconds)]
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STACKSAMPLER_") && $0.key != "LD_PRELOAD" }
         environment["LD_PRELOAD"] = try BuildProducts.preloadLibrary()
         environment["STACKSAMPLER_LISTEN"] = "unix"
@@ -22,6 +24,20 @@ final class RunningService {
     }
 
     var pid: Int32 { process.processIdentifier }
+
+    /// The service's threads now: tid and name.
+    func threads() throws -> [(tid: String, name: String)] {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").map { tid in
+            (tid, try String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8).trimmingCharacters(in: .newlines))
+        }
+    }
+
+    /// A field of thread `tid`'s `/proc/…/sched` (`policy`, `se.slice`), if the kernel shows it.
+    func schedulerField(_ field: String, of tid: String) throws -> String? {
+        try String(contentsOfFile: "/proc/\(pid)/task/\(tid)/sched", encoding: .utf8).split(separator: "\n")
+            .first { $0.split(separator: ":").first?.trimmingCharacters(in: .whitespaces) == field }
+            .flatMap { $0.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) }
+    }
 
     /// Waits (at most 10 s) for the daemon's default socket.
     func waitForSocket() throws {
@@ -59,10 +75,37 @@ extension EndToEnd {
         func profilerThreadsAreNamed() throws {
             let service = try RunningService(label: "thread-names", settings: ["STACKSAMPLER_CONTINUOUS": "1s"])
             try service.waitForSocket()
-            let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(service.pid)/task")
-            let names = try tasks.map { try String(contentsOfFile: "/proc/\(service.pid)/task/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .newlines) }
+            let names = try service.threads().map(\.name)
             #expect(names.filter { !$0.hasPrefix("ss-") } == ["service"], "\(names)")
             #expect(Set(names).isSuperset(of: ["ss-sampler", "ss-http"]), "\(names)")
+        }
+
+        /// A wall sampler that woke some 100 µs after its tick on a busy machine (waiting for a
+        /// core) lost the ticks of short sleeps that ended meanwhile: it asks for the shortest
+        /// slices, with which a woken thread may preempt the one running (Linux 6.12 on).
+        @Test("the sampler thread asks for short slices under the usual policy, and keeps the program's policy under another (chrt -b)")
+        func samplerSlices() throws {
+            let settings = ["STACKSAMPLER_CONTINUOUS": "1s", "STACKSAMPLER_MODE": "wall"]
+            let usual = try RunningService(label: "slices-usual", settings: settings)
+            try usual.waitForSocket()
+            let usualThreads = try usual.threads()
+            let sampler = try #require(usualThreads.first { $0.name == "ss-sampler" }, "\(usualThreads)")
+            #expect(try usual.schedulerField("policy", of: sampler.tid) == "0")
+            let slices = try usual.schedulerField("se.slice", of: sampler.tid)
+            var kernel = utsname()
+            uname(&kernel)
+            let release = withUnsafeBytes(of: kernel.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let version = release.split(separator: ".").prefix(2).compactMap { Int($0.prefix { $0.isNumber }) }
+            if version.count == 2, (version[0], version[1]) >= (6, 12) {
+                #expect(slices == "100000", "the sampler thread's slice on \(release)")
+            }
+            let batch = try RunningService(label: "slices-batch", settings: settings, launcher: ["/usr/bin/chrt", "-b", "0"])
+            try batch.waitForSocket()
+            let threads = try batch.threads()
+            let batchSampler = try #require(threads.first { $0.name == "ss-sampler" }, "\(threads)")
+            let main = try #require(threads.first { $0.name == "service" }, "\(threads)")
+            #expect(try batch.schedulerField("policy", of: batchSampler.tid) == "3")
+            #expect(try batch.schedulerField("se.slice", of: batchSampler.tid) == batch.schedulerField("se.slice", of: main.tid))
         }
 
         @Test("top PID names the hot function in two plain refreshes")
