@@ -84,7 +84,13 @@ def cmd_calls(args):
           f"profiler cost with invocations, % of one core per whole window: median {statistics.median(on['cost_percent']):.2f}, "
           f"max {max(on['cost_percent']):.2f} (without: median {statistics.median(off['cost_percent']):.2f}); "
           f"resident size, largest in each window (KB): {' '.join(map(str, peaks))}"
-          + (f" - the later ones at most {max(peaks[1:]) - peaks[0]} KB above the first" if len(peaks) > 1 else ""))
+          + (_growth(peaks) if len(peaks) > 1 else ""))
+
+
+def _growth(peaks):
+    """How the later windows' resident sizes stand against the first's."""
+    growth = max(peaks[1:]) - peaks[0]
+    return f" - the later ones at most {growth} KB above the first" if growth > 0 else " - none above the first"
 
 
 def cmd_redis_calls(args):
