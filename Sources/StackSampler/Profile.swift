@@ -13,6 +13,10 @@ public struct Profile: Sendable {
         /// root side of `addresses` are not known.
         public var cut: StackCut?
 
+        /// The stack was deeper than the maximum depth and is cut at the root side.
+        @available(*, deprecated, message: "use cut == .depth; a stack may stop short for other reasons too (cut)")
+        public var isTruncated: Bool { cut == .depth }
+
         /// A stack from its parts.
         package init(thread: Int, addresses: [UInt], count: Int, cut: StackCut? = nil) {
             self.thread = thread
@@ -23,7 +27,9 @@ public struct Profile: Sendable {
     }
 
     /// Why a walk stopped before the thread's first frame. Each is shown as a marker frame on the
-    /// root side of the stack, and its samples are counted among the losses.
+    /// root side of the stack, and its samples are counted among the losses. The raw values are
+    /// the bits of a raw recording's stack flags (`RawFormat`): `depth` is bit 0, as it was when it
+    /// was the only one, so that an older reader reads the others as the whole stacks it knew.
     public enum StackCut: UInt8, Sendable, Hashable, CaseIterable {
         /// Deeper than the maximum depth: the frames nearest the root are missing (`[truncated]`).
         case depth = 1
@@ -31,9 +37,9 @@ public struct Profile: Sendable {
         /// are missing (`[no unwind info]`).
         case noUnwindInfo = 2
         /// Too little stack left for the handler to walk: the interrupted PC only (`[leaf only]`).
-        case leafOnly = 3
+        case leafOnly = 4
         /// The walk read unmapped memory: the interrupted PC only (`[unwind fault]`).
-        case fault = 4
+        case fault = 8
     }
 
     /// One thread that was sampled or seen.
@@ -137,6 +143,10 @@ public struct Profile: Sendable {
 
     /// Set for the profile of one window of a continuous session.
     public var window: Window?
+
+    /// Each stack's addresses run leaf first (`reversingStacks`): a cut's marker is shown after
+    /// the outermost frame, where the missing callers are.
+    package var stacksAreLeafFirst = false
 
     /// The profiler's own CPU time in this profile's span, in ns: sampler thread, handlers, naming
     /// this profile, and (continuous mode) the daemon's work on the window before.

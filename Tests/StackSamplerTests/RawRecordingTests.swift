@@ -74,6 +74,22 @@ private func writtenRecording() throws -> [UInt8] {
         #expect(error.map { $0.description.contains("at byte \($0.offset)") } == true)
     }
 
+    @Test("a stack record's flags are 0 for a whole stack, else one cut's bit (1 at the maximum depth, as older writers wrote); another value is refused")
+    func stackFlagsAreOneCutBit() throws {
+        #expect(Profile.StackCut.allCases.map(\.rawValue) == [1, 2, 4, 8])
+        var bytes = try writtenRecording()
+        // The first stack record: after the magic, records of kind u8, length u32, payload, crc u32.
+        var offset = RawFormat.magic.count
+        func length(at offset: Int) -> Int { (1...4).reduce(0) { $0 | Int(bytes[offset + $1]) << (8 * ($1 - 1)) } }
+        while bytes[offset] != RawFormat.Kind.stack.rawValue { offset += 9 + length(at: offset) }
+        let payload = length(at: offset)
+        bytes[offset + 5 + 8] = 3  // the flags byte, after the stack id and thread index
+        let crc = CRC32.checksum(bytes[offset..<(offset + 5 + payload)])
+        for index in 0..<4 { bytes[offset + 5 + payload + index] = UInt8(truncatingIfNeeded: crc >> (8 * index)) }
+        let error = #expect(throws: RawFormatError.self) { try RawRecording(bytes: bytes) }
+        #expect(error?.problem.contains("unknown stack flags 3") == true, "\(String(describing: error))")
+    }
+
     @Test("told to tolerate a truncated tail, the reader keeps every sample before the cut and reports the tail, with no duration from the lost end record")
     func aTruncatedTailIsToleratedOnlyWhenAsked() throws {
         let bytes = try writtenRecording()

@@ -8,7 +8,8 @@
 ///   signal u16, signal substituted u8
 /// - `modules`: /proc/self/maps text, count u32, then per module: path, build id (empty if none)
 /// - `thread`: thread index u32, tid i32, name, CPU ns u64, first seen ns u64, last seen ns u64
-/// - `stack`: stack id u32, thread index u32, flags u8 (1 = truncated), depth u16, addresses u64 × depth (leaf first)
+/// - `stack`: stack id u32, thread index u32, flags u8 (0 = whole; else one `Profile.StackCut`: 1 cut at the maximum depth,
+///   2 no unwind info, 4 leaf only, 8 unwind fault), depth u16, addresses u64 × depth (leaf first)
 /// - `samples`: count u32, then per sample: stack id u32, time ns u64
 /// - `counters`: dropped, truncated, leaf-only, unwind failures, unwind faults, late ticks, foreign signals,
 ///   timer overrun periods (u64 each)

@@ -156,7 +156,9 @@ package struct RawRecording: Sendable {
             var addresses: [UInt] = []
             addresses.reserveCapacity(depth)
             for _ in 0..<depth { addresses.append(UInt(try payload.u64())) }
-            stacks[id] = RecordedStack(thread: thread, cut: Profile.StackCut(rawValue: flags), addresses: addresses)
+            let cut = Profile.StackCut(rawValue: flags)
+            guard flags == 0 || cut != nil else { throw payload.error("unknown stack flags \(flags) (a newer writer?)") }
+            stacks[id] = RecordedStack(thread: thread, cut: cut, addresses: addresses)
         case .samples:
             let count = Int(try payload.u32())
             guard count <= payload.remaining / 12 else { throw payload.error("\(count) samples cannot fit in this record") }
