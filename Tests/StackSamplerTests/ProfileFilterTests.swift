@@ -66,6 +66,32 @@ private func profile() throws -> Profile {
         ])
     }
 
+    @Test("reversed, a stack that stops short shows its marker after its outermost frame, so that its leaf merges with the others; its outer frames trimmed, the marker goes")
+    func reversedCutStacksKeepTheirMarkerWhereTheCallersAreMissing() throws {
+        let profile = try Profile(collapsedStacks: """
+            [main tid=1];main;parse;lex 30
+            [main tid=1];[no unwind info];parse;lex 10
+            [main tid=1];[no unwind info];render;parse;lex 5
+            [main tid=1];[leaf only];lex 5
+            """, command: "input.folded")
+        let reversed = profile.reversingStacks()
+        #expect(folded(reversed) == [
+            "[main tid=1];lex;[leaf only] 5",
+            "[main tid=1];lex;parse;[no unwind info] 10",
+            "[main tid=1];lex;parse;main 30",
+            "[main tid=1];lex;parse;render;[no unwind info] 5",
+        ])
+        #expect(folded(reversed.reversingStacks()) == folded(profile))
+        // Under 25 %: render (10 %). That stack then ends at parse because render was cut off, not
+        // because its callers are unknown: no marker.
+        #expect(folded(reversed.trimmingPaths(below: 25, options: ExportOptions(perThreadRoots: true))) == [
+            "[main tid=1];lex;[leaf only] 5",
+            "[main tid=1];lex;parse 5",
+            "[main tid=1];lex;parse;[no unwind info] 10",
+            "[main tid=1];lex;parse;main 30",
+        ])
+    }
+
     @Test("a minimum share cuts the narrower paths and leaves their samples with the caller where they were cut")
     func minPercentCutsNarrowPathsAndKeepsTheirSamplesWithTheCaller() throws {
         let trimmed = try profile().trimmingPaths(below: 25, options: ExportOptions(perThreadRoots: true))

@@ -22,20 +22,22 @@ extension Profile {
 
     /// Code frames on call paths (as `options` shows them) that hold less than `percent` % of
     /// all samples are cut off, with everything above them; their samples stay with the
-    /// caller, which then looks like their leaf. Thread roots and cut markers are kept. The
-    /// total is unchanged, and so is every path that is kept.
+    /// caller, which then looks like their leaf. Thread roots and cut markers are kept, but for
+    /// the marker after the outermost frame of a reversed stack whose outer frames are cut off
+    /// (what is missing there is no longer unknown callers). The total is unchanged, and so is
+    /// every path that is kept.
     package func trimmingPaths(below percent: Double, options: ExportOptions) -> Profile {
         let tree = FlameTree(self, options: options)
         let minimum = Double(tree.total) * percent / 100
         let trimmed = stacks.map { stack in
             var stack = stack
-            let frames = shownFrames(of: stack, options: options)
-            let markers = frames.count - stack.addresses.count
-            var node = 0
-            for (position, frame) in frames.enumerated() {
+            var node = 0, address = -1
+            for frame in shownFrames(of: stack, options: options) {
+                if case .code = frame { address += 1 }
                 guard let next = tree.child(of: node, named: name(of: frame)) else { break }
-                if position >= markers, Double(tree.nodes[next].samples) < minimum {
-                    stack.addresses.removeLast(frames.count - position)
+                if case .code = frame, Double(tree.nodes[next].samples) < minimum {
+                    stack.addresses.removeLast(stack.addresses.count - address)
+                    if stacksAreLeafFirst { stack.cut = nil }
                     break
                 }
                 node = next
@@ -47,11 +49,13 @@ extension Profile {
 
     /// Every stack leaf first, so that the tree shows who calls each hot function.
     package func reversingStacks() -> Profile {
-        withStacks(stacks.map { stack in
+        var reversed = withStacks(stacks.map { stack in
             var stack = stack
             stack.addresses.reverse()
             return stack
         })
+        reversed.stacksAreLeafFirst.toggle()
+        return reversed
     }
 
     /// The addresses whose names satisfy `matches` (each name tested once).

@@ -20,15 +20,16 @@ enum ShownFrame: Hashable, Sendable {
 extension Profile {
     /// The frames of `stack` as exporters show them, root first: the process root when
     /// `options.processRoot`, the thread root when `options.perThreadRoots` and the thread is
-    /// known, the cut's marker when the stack stops short of the thread's first frame, `[async]` when the stack starts with a Swift task's async
-    /// callers, then the code: each address's function followed by the calls inlined at it,
-    /// outermost first.
+    /// known, the cut's marker when the stack stops short of the thread's first frame, `[async]`
+    /// when the stack starts with a Swift task's async callers, then the code: each address's
+    /// function followed by the calls inlined at it, outermost first. Stacks reversed
+    /// (`stacksAreLeafFirst`) show the cut's marker last, after the outermost frame.
     func shownFrames(of stack: Stack, options: ExportOptions) -> [ShownFrame] {
         var frames: [ShownFrame] = []
         frames.reserveCapacity(stack.addresses.count + 3)
         if options.processRoot { frames.append(.processRoot(stack.thread)) }
         if options.perThreadRoots, threads.indices.contains(stack.thread) { frames.append(.threadRoot(stack.thread)) }
-        if let cut = stack.cut { frames.append(.cut(cut)) }
+        if let cut = stack.cut, !stacksAreLeafFirst { frames.append(.cut(cut)) }
         if let root = stack.addresses.first, self.frames[root]?.isAsyncResume == true { frames.append(.asyncTask) }
         for address in stack.addresses {
             frames.append(.code(address))
@@ -36,6 +37,7 @@ extension Profile {
                 for index in inlined.indices { frames.append(.inlined(address, index: index)) }
             }
         }
+        if let cut = stack.cut, stacksAreLeafFirst { frames.append(.cut(cut)) }
         return frames
     }
 
