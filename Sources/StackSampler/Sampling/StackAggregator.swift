@@ -16,11 +16,12 @@ struct StackAggregator: Sendable {
     /// Samples whose stack was cut at the maximum depth (repeated wall ticks included, as for
     /// the three below), so that the count equals the samples of the `[truncated]` stacks.
     private(set) var truncatedSamples = 0
-    /// Samples of threads whose unwinder could not be prepared outside signal context (leaf frame only).
+    /// Samples whose handler had too little stack left to walk (the interrupted PC only: `[leaf only]`).
     private(set) var leafOnlySamples = 0
-    /// Samples where the unwinder found nothing above the interrupted PC.
+    /// Samples whose walk ended early at a frame without unwind information, with the frames
+    /// found so far (`[no unwind info]`).
     private(set) var unwindFailures = 0
-    /// Samples whose unwinding read unmapped memory and was cut short.
+    /// Samples whose walk read unmapped memory (the interrupted PC only: `[unwind fault]`).
     private(set) var unwindFaults = 0
     /// Timer periods the kernel merged into a later sample (overruns); that sample counts for them.
     private(set) var overrunPeriods = 0

@@ -1,0 +1,45 @@
+import CEngineHeader
+import Testing
+@testable import StackSampler
+
+/// A sample as the engine writes it: `frames` leaf first, `flags` SS_SAMPLE_*.
+private func engineSample(tid: Int32, frames: [UInt], flags: UInt32, at time: UInt64) -> Sample {
+    let size = MemoryLayout<ss_sample>.stride + frames.count * MemoryLayout<UInt>.stride
+    let raw = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: MemoryLayout<ss_sample>.alignment)
+    defer { raw.deallocate() }
+    let sample = raw.bindMemory(to: ss_sample.self, capacity: 1)
+    sample.pointee.time_ns = time
+    sample.pointee.cpu_ns = -1
+    sample.pointee.tid = tid
+    sample.pointee.depth = UInt16(frames.count)
+    sample.pointee.flags = UInt16(flags)
+    sample.pointee.periods = 1
+    sample.pointee.async_frames = 0
+    let slots = UnsafeMutablePointer(mutating: ss_sample_frames(sample))!
+    for (index, frame) in frames.enumerated() { slots[index] = frame }
+    return Sample(sample)
+}
+
+@Suite struct StackAggregatorTests {
+    @Test("each loss counts the samples of the stacks its cut marks, a wall tick repeating such a stack included")
+    func lossesCountTheSamplesOfTheirMarkedStacks() {
+        var aggregator = StackAggregator()
+        let cuts: [(tid: Int32, flags: UInt32, cut: Profile.StackCut?)] = [
+            (1, 0, nil), (2, UInt32(SS_SAMPLE_TRUNCATED), .depth), (3, UInt32(SS_SAMPLE_UNWIND_FAILED), .noUnwindInfo),
+            (4, UInt32(SS_SAMPLE_LEAF_ONLY), .leafOnly), (5, UInt32(SS_SAMPLE_UNWIND_FAULTED), .fault),
+        ]
+        for (tid, flags, cut) in cuts {
+            let key = aggregator.record(engineSample(tid: tid, frames: [0x30, 0x20], flags: flags, at: 1_000))
+            #expect(key.cut == cut)
+            // The thread did not run since: its next ticks repeat the stack.
+            aggregator.repeatLast(tid, at: 2_000, times: Int(tid))
+        }
+        // Each thread's stack was counted 1 + tid times.
+        #expect(aggregator.truncatedSamples == 3)
+        #expect(aggregator.unwindFailures == 4)
+        #expect(aggregator.leafOnlySamples == 5)
+        #expect(aggregator.unwindFaults == 6)
+        let counted: Int = aggregator.counts.values.reduce(0, +)
+        #expect(counted == 20)
+    }
+}
