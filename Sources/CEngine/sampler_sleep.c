@@ -72,7 +72,7 @@ struct sched_attr_v0 {
  * policy and nice value unchanged: since Linux 6.12 a thread that wakes with a shorter slice
  * than the one running may preempt it (EEVDF's PREEMPT_SHORT), where it would otherwise wait
  * for that thread's slice to end. Its share of the CPU is its nice value's, as before. No
- * privilege is needed; an older kernel refuses, and the thread keeps the usual slice. Only
+ * privilege is needed; an older kernel takes the call and ignores the slice. Only
  * under the usual policy: a program run under another (SCHED_BATCH, SCHED_IDLE, real time, or
  * with SCHED_RESET_ON_FORK) keeps it for the sampler thread too. */
 static void ask_for_short_slices(void) {

@@ -7,14 +7,17 @@ final class RunningService {
     let directory: String
 
     /// Started with `settings` besides (environment variables), through `launcher` if any (a
-    /// command that runs the rest of its arguments, such as `chrt -b 0`).
+    /// command that runs the rest of its arguments, such as `chrt -b 0`, itself not profiled:
+    /// the preload library is given to the service only, by `env`).
     init(label: String, seconds: Int = 60, settings: [String: String] = [:], launcher: [String] = []) throws {
         directory = try ScratchDirectory.make(label)
-        let command = launcher + [try TestProgram.service.executable(), directory + "/stop", String(seconds)]
+        let preload = "LD_PRELOAD=" + (try BuildProducts.preloadLibrary())
+        let command = (launcher.isEmpty ? [] : launcher + ["/usr/bin/env", preload])
+            + [try TestProgram.service.executable(), directory + "/stop", String(seconds)]
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STACKSAMPLER_") && $0.key != "LD_PRELOAD" }
-        environment["LD_PRELOAD"] = try BuildProducts.preloadLibrary()
+        if launcher.isEmpty { environment["LD_PRELOAD"] = String(preload.dropFirst("LD_PRELOAD=".count)) }
         environment["STACKSAMPLER_LISTEN"] = "unix"
         environment.merge(settings) { $1 }
         process.environment = environment
@@ -32,7 +35,17 @@ final class RunningService {
         }
     }
 
-    /// A field of thread `tid`'s `/proc/…/sched` (`policy`, `se.slice`), if the kernel shows it.
+    /// The tid of the thread named `name` once `ready` holds for it (at most 10 s).
+    func waitForThread(named name: String, until ready: (String) throws -> Bool = { _ in true }) throws -> String {
+        let end = Date().addingTimeInterval(10)
+        while true {
+            if let thread = try threads().first(where: { $0.name == name }), try ready(thread.tid) { return thread.tid }
+            guard Date() < end else { throw HarnessError("no thread \(name) ready after 10 s: \(try threads())") }
+            usleep(20_000)
+        }
+    }
+
+    /// A field of thread `tid`'s `/proc/…/sched` (`policy`, `prio`, `se.slice`), if the kernel shows it.
     func schedulerField(_ field: String, of tid: String) throws -> String? {
         try String(contentsOfFile: "/proc/\(pid)/task/\(tid)/sched", encoding: .utf8).split(separator: "\n")
             .first { $0.split(separator: ":").first?.trimmingCharacters(in: .whitespaces) == field }
@@ -75,6 +88,7 @@ extension EndToEnd {
         func profilerThreadsAreNamed() throws {
             let service = try RunningService(label: "thread-names", settings: ["STACKSAMPLER_CONTINUOUS": "1s"])
             try service.waitForSocket()
+            _ = try service.waitForThread(named: "ss-sampler")
             let names = try service.threads().map(\.name)
             #expect(names.filter { !$0.hasPrefix("ss-") } == ["service"], "\(names)")
             #expect(Set(names).isSuperset(of: ["ss-sampler", "ss-http"]), "\(names)")
@@ -82,30 +96,34 @@ extension EndToEnd {
 
         /// A wall sampler that woke some 100 µs after its tick on a busy machine (waiting for a
         /// core) lost the ticks of short sleeps that ended meanwhile: it asks for the shortest
-        /// slices, with which a woken thread may preempt the one running (Linux 6.12 on).
-        @Test("the sampler thread asks for short slices under the usual policy, and keeps the program's policy under another (chrt -b)")
+        /// slices, with which a woken thread may preempt the one running (Linux 6.12 on), and
+        /// keeps its nice value; under another policy it keeps the program's.
+        @Test("the sampler thread asks for short slices under the usual policy (its nice value kept), and keeps the program's policy under another (chrt -b)")
         func samplerSlices() throws {
-            let settings = ["STACKSAMPLER_CONTINUOUS": "1s", "STACKSAMPLER_MODE": "wall"]
-            let usual = try RunningService(label: "slices-usual", settings: settings)
-            try usual.waitForSocket()
-            let usualThreads = try usual.threads()
-            let sampler = try #require(usualThreads.first { $0.name == "ss-sampler" }, "\(usualThreads)")
-            #expect(try usual.schedulerField("policy", of: sampler.tid) == "0")
-            let slices = try usual.schedulerField("se.slice", of: sampler.tid)
             var kernel = utsname()
             uname(&kernel)
             let release = withUnsafeBytes(of: kernel.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             let version = release.split(separator: ".").prefix(2).compactMap { Int($0.prefix { $0.isNumber }) }
-            if version.count == 2, (version[0], version[1]) >= (6, 12) {
-                #expect(slices == "100000", "the sampler thread's slice on \(release)")
+            let shortSlices = version.count == 2 && (version[0], version[1]) >= (6, 12)
+            let settings = ["STACKSAMPLER_CONTINUOUS": "1s", "STACKSAMPLER_MODE": "wall"]
+            for launcher in [[], ["/usr/bin/nice", "-n", "5"]] {
+                let service = try RunningService(label: "slices-usual", settings: settings, launcher: launcher)
+                try service.waitForSocket()
+                let main = try service.waitForThread(named: "service")
+                // Its slices are asked for as it first sleeps, just after it is named.
+                let sampler = try service.waitForThread(named: "ss-sampler") { tid in
+                    try !shortSlices || service.schedulerField("se.slice", of: tid) == "100000"
+                }
+                #expect(try service.schedulerField("policy", of: sampler) == "0", "\(launcher)")
+                #expect(try service.schedulerField("prio", of: sampler) == service.schedulerField("prio", of: main), "\(launcher)")
             }
             let batch = try RunningService(label: "slices-batch", settings: settings, launcher: ["/usr/bin/chrt", "-b", "0"])
             try batch.waitForSocket()
-            let threads = try batch.threads()
-            let batchSampler = try #require(threads.first { $0.name == "ss-sampler" }, "\(threads)")
-            let main = try #require(threads.first { $0.name == "service" }, "\(threads)")
-            #expect(try batch.schedulerField("policy", of: batchSampler.tid) == "3")
-            #expect(try batch.schedulerField("se.slice", of: batchSampler.tid) == batch.schedulerField("se.slice", of: main.tid))
+            let main = try batch.waitForThread(named: "service")
+            let sampler = try batch.waitForThread(named: "ss-sampler")
+            usleep(100_000) // past its first sleep
+            #expect(try batch.schedulerField("policy", of: sampler) == "3")
+            #expect(try batch.schedulerField("se.slice", of: sampler) == batch.schedulerField("se.slice", of: main))
         }
 
         @Test("top PID names the hot function in two plain refreshes")
