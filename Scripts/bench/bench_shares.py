@@ -19,9 +19,6 @@ def parse_summary(path):
     m = re.search(r"(\d+) samples from (\d+) of (\d+) threads in ([\d.]+) s", text)
     if m:
         out.update(samples=int(m[1]), threads=int(m[3]), seconds=float(m[4]))
-    m = re.search(r"lost: (\d+) dropped .*?, (\d+) truncated .*?, (\d+) leaf-only .*?, (\d+) unwind failures, (\d+) missed ticks", text)
-    if m:
-        out.update(dropped=int(m[1]), truncated=int(m[2]), leaf_only=int(m[3]), unwind_failures=int(m[4]), missed_ticks=int(m[5]))
     return out
 
 
