@@ -15,8 +15,8 @@ extension Profile {
     /// A profile read from collapsed stacks (ours, FlameGraph's stackcollapse scripts, perf or
     /// async-profiler output): each unique frame name gets a synthetic address, so every
     /// exporter works on it. A first frame `[name tid=N]` makes a thread (as our per-thread
-    /// roots), a following cut marker (`[truncated]`, `[no unwind info]`…) marks a stack that stops short; stacks without a thread root belong
-    /// to no thread. Blank lines and `#` comments are skipped. The mode and period are unknown.
+    /// roots), a following cut marker (`[truncated]`, `[no unwind info]`…) marks a stack that
+    /// stops short; stacks without a thread root belong to no thread. Blank lines and `#` comments are skipped. The mode and period are unknown.
     package init(collapsedStacks text: String, command: String) throws(CollapsedStacksError) {
         var addresses: [Substring: UInt] = [:]
         var frames: [UInt: SymbolizedFrame] = [:]
