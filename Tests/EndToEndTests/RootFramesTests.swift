@@ -12,7 +12,11 @@ extension EndToEnd {
                 || (frames[0] == "__clone3" && frames[1] == "start_thread")
         }
 
-        @Test("≥ 99 % of samples have whole root frames", arguments: [
+        /// Not all of them: a sample may land in code without unwind information that no walk can
+        /// leave (the C runtime's `__do_global_dtors_aux` at exit: 1 of 70 samples once), and is then
+        /// marked so. So at most 1 %, or 2 samples of a short run, are not whole, and every one
+        /// of those says why.
+        @Test("≥ 99 % of samples (all but 2 of a short run) have whole root frames; every other stack is marked with why it stops short", arguments: [
             (TestProgram.threads, ["0.3"], "cpu"), (.threads, ["0.3"], "wall"),
             (.churn, ["3000", "0"], "cpu"), (.churn, ["3000", "0"], "wall"),
         ])
@@ -25,8 +29,11 @@ extension EndToEnd {
             let whole = profile.stacks.filter { Self.isWhole($0.frames) }.reduce(0) { $0 + $1.count }
             let broken = profile.stacks.filter { !Self.isWhole($0.frames) }.map { "\($0.frames.joined(separator: ";")) \($0.count)" }
             #expect(profile.totalSamples > 0)
-            #expect(Double(whole) >= 0.99 * Double(profile.totalSamples),
+            #expect(Double(whole) >= min(0.99 * Double(profile.totalSamples), Double(profile.totalSamples - 2)),
                     "\(whole) of \(profile.totalSamples) samples whole; the others:\n\(broken.prefix(10).joined(separator: "\n"))")
+            let markers: Set = ["[truncated]", "[no unwind info]", "[leaf only]", "[unwind fault]"]
+            #expect(profile.stacks.allSatisfy { Self.isWhole($0.frames) || markers.contains($0.frames.first ?? "") },
+                    "a stack that stops short without saying why:\n\(broken.prefix(10).joined(separator: "\n"))")
         }
 
         /// The preload's engine leaves the unwind tables to the sampler thread and arms the
