@@ -45,7 +45,10 @@ struct ReportCommand: ParsableCommand {
 
     func run() throws {
         var profile = try Self.readProfile(input)
-        let options = ExportOptions(perThreadRoots: !profile.threads.isEmpty, icicle: output.icicle)
+        // Written back with the roots it was read with: a thread's process is known only from a
+        // process root (`record --follow-children`).
+        let options = ExportOptions(perThreadRoots: !profile.threads.isEmpty,
+                                    processRoot: profile.threads.contains { $0.processID != 0 }, icicle: output.icicle)
         if let thread {
             guard !profile.threads.isEmpty else {
                 throw ValidationErrorText("\(input) has no per-thread roots ([name tid=N] first frames), so --thread cannot select one; record with --per-thread")

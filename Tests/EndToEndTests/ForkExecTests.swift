@@ -68,6 +68,27 @@ extension EndToEnd {
             #expect(run.process.stderr.contains("merged the profiles of"))
         }
 
+        /// `report` reads a tree's process and thread roots back: one process's thread can be
+        /// kept, and the roots are written back as they were.
+        @Test("report on a --follow-children --per-thread profile keeps one child's thread, its process root kept")
+        func reportKeepsAThreadOfTheTree() throws {
+            let directory = try ScratchDirectory.make("fork-follow-report")
+            let run = try ProfiledRun.record(.forker, [], options: ["--follow-children", "--per-thread"], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            let stacks = try run.profile().stacks
+            let roots = stacks.filter { $0.frames.contains("child_work") }.map { $0.frames.prefix(2).joined(separator: ";") }
+            let childRoot = try #require(roots.first, "no child_work stack: \(stacks.prefix(5))")
+            #expect(childRoot.hasPrefix("[forker pid=") && childRoot.contains(" tid="), "\(childRoot)")
+            let tid = String(childRoot.split(separator: "=").last!.dropLast())
+            let output = directory + "/child.folded"
+            let report = try ChildProcess.run(try BuildProducts.cli(), ["report", run.profilePath, "--thread", tid, "-o", output], in: directory)
+            #expect(report.termination == .exited(0), "\(report)")
+            let kept = try FoldedProfile(contentsOf: output)
+            #expect(!kept.stacks.isEmpty && kept.stacks.allSatisfy { $0.frames.prefix(2).joined(separator: ";") == childRoot },
+                    "\(kept.stacks.prefix(5))")
+            #expect(kept.stacks.contains { $0.frames.contains("child_work") })
+        }
+
         @Test("record --follow-children: a child forked while another thread holds the loader's lock never hangs")
         func followChildrenDuringLoaderLock() throws {
             let directory = try ScratchDirectory.make("fork-loader-follow")

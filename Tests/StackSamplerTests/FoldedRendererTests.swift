@@ -41,6 +41,30 @@ private func lines(_ bytes: [UInt8]) -> [String] {
         #expect(read.stacks.allSatisfy { $0.addresses.count == 2 })
     }
 
+    @Test("process and thread roots (record --follow-children --per-thread) are read back as threads of their process, a marker after them as a cut")
+    func processRootsAreReadBackWithTheirThreads() throws {
+        var profile = handMadeProfile()
+        profile.threads[0].processID = 7
+        profile.threads[0].processName = "server"
+        profile.threads[1].processID = 8
+        profile.threads[1].processName = "child"
+        let options = ExportOptions(perThreadRoots: true, processRoot: true)
+        let output = lines(profile.rendered(as: .folded, options: options))
+        #expect(output.contains("[child pid=8];[worker:1 tid=101];[truncated];libz.so.1+0x40 1"))
+        let read = try Profile(collapsedStacks: output.joined(separator: "\n"), command: "test")
+        #expect(read.threads.map { "\($0.processName) \($0.processID) \($0.name) \($0.id)" }.sorted() == ["child 8 worker:1 101", "server 7 main 100"])
+        #expect(read.stacks.filter { $0.cut == .depth }.map(\.count) == [1])
+        #expect(lines(read.rendered(as: .folded, options: options)) == output)
+    }
+
+    @Test("a process root without a thread root stays a frame, and so does a marker after it")
+    func aLoneProcessRootStaysAFrame() throws {
+        let read = try Profile(collapsedStacks: "[server pid=7];[truncated];main 2\n[server pid=7];main;parse 3", command: "test")
+        #expect(read.threads.isEmpty)
+        #expect(read.stacks.allSatisfy { $0.cut == nil && read.name(of: $0.addresses[0]) == "[server pid=7]" })
+        #expect(lines(read.rendered(as: .folded)) == ["[server pid=7];[truncated];main 2", "[server pid=7];main;parse 3"])
+    }
+
     @Test("the folded counts add up to the profile's sample count")
     func countsAddUpToTheSampleCount() {
         let profile = handMadeProfile()

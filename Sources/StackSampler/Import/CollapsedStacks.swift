@@ -15,8 +15,10 @@ extension Profile {
     /// A profile read from collapsed stacks (ours, FlameGraph's stackcollapse scripts, perf or
     /// async-profiler output): each unique frame name gets a synthetic address, so every
     /// exporter works on it. A first frame `[name tid=N]` makes a thread (as our per-thread
-    /// roots), a following cut marker (`[truncated]`, `[no unwind info]`…) marks a stack that
-    /// stops short; stacks without a thread root belong to no thread. Blank lines and `#` comments are skipped. The mode and period are unknown.
+    /// roots), after a process root `[name pid=N]` (`record --follow-children`) a thread of that
+    /// process; a cut marker after them (`[truncated]`, `[no unwind info]`…) marks a stack that
+    /// stops short. Stacks without a thread root belong to no thread (a process root alone stays
+    /// a frame, as does a marker after it). Blank lines and `#` comments are skipped. The mode and period are unknown.
     package init(collapsedStacks text: String, command: String) throws(CollapsedStacksError) {
         var addresses: [Substring: UInt] = [:]
         var frames: [UInt: SymbolizedFrame] = [:]
@@ -34,10 +36,24 @@ extension Profile {
             }
             var names = content[..<lastSpace].split(separator: semicolon, omittingEmptySubsequences: false).map(Substring.init)[...]
             var stack = Stack(thread: -1, addresses: [], count: count)
-            if let root = names.first, let thread = Self.threadRoot(root) {
-                stack.thread = threadIndex[root] ?? {
-                    threads.append(Thread(id: thread.id, name: thread.name, samples: 0, cpuNanoseconds: 0, observedNanoseconds: 0))
-                    threadIndex[root] = threads.count - 1
+            // A process root is read only before a thread root: alone, it stays a frame (a thread
+            // is what carries a stack's process), and so does anything after it.
+            var process: (frame: Substring, name: String, id: Int32)?
+            if names.count > 1, let root = Self.root(names[names.startIndex], key: " pid="),
+               Self.root(names[names.startIndex + 1], key: " tid=") != nil {
+                process = (names[names.startIndex], root.name, root.id)
+                names = names.dropFirst()
+            }
+            if let root = names.first, let thread = Self.root(root, key: " tid=") {
+                let key = process.map { $0.frame + ";" + root } ?? root
+                stack.thread = threadIndex[key] ?? {
+                    var entry = Thread(id: thread.id, name: thread.name, samples: 0, cpuNanoseconds: 0, observedNanoseconds: 0)
+                    if let process {
+                        entry.processID = process.id
+                        entry.processName = process.name
+                    }
+                    threads.append(entry)
+                    threadIndex[key] = threads.count - 1
                     return threads.count - 1
                 }()
                 threads[stack.thread].samples += count
@@ -73,9 +89,9 @@ extension Profile {
         return line
     }
 
-    /// The thread of a `[name tid=N]` root frame.
-    private static func threadRoot(_ frame: Substring) -> (name: String, id: Int32)? {
-        guard frame.first == "[", frame.last == "]", let marker = frame.lastRange(of: " tid="),
+    /// The name and id of a `[name tid=N]` (`key` " tid=") or `[name pid=N]` (" pid=") root frame.
+    private static func root(_ frame: Substring, key: String) -> (name: String, id: Int32)? {
+        guard frame.first == "[", frame.last == "]", let marker = frame.lastRange(of: key),
               let id = Int32(frame[marker.upperBound..<frame.index(before: frame.endIndex)])
         else { return nil }
         return (String(frame[frame.index(after: frame.startIndex)..<marker.lowerBound]), id)
