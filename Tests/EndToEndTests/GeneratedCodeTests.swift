@@ -42,11 +42,13 @@ extension EndToEnd {
         /// those without (they push rbp, if at all, as a plain register): the walk does not cross them
         /// by frame pointer, which would skip their caller. Every sample is whole or counted as ended
         /// early and marked so; `Matrix.multiply(_:)`, which has CFI, is always called from `main`.
+        /// With `--leaf` the program spends about half its time in `leafSum`, which has no unwind
+        /// info: those samples are the ones cut.
         @Test("Swift -O without -g: stacks whole or cut and counted, never through a guessed caller")
         func swiftWithoutDebugInfo() throws {
             let directory = try ScratchDirectory.make("swift-no-g")
             let run = try ProfiledRun.preload(
-                .matrix, ["1"], settings: ["STACKSAMPLER_MODE": "cpu", "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-"],
+                .matrix, ["1", "--leaf"], settings: ["STACKSAMPLER_MODE": "cpu", "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-"],
                 in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
             let profile = try run.profile()
@@ -55,6 +57,10 @@ extension EndToEnd {
             let whole = profile.stacks.filter { ["_start", "__clone3"].contains($0.frames.first) }.reduce(0) { $0 + $1.count }
             let marked = profile.stacks.filter { $0.frames.first == "[no unwind info]" }.reduce(0) { $0 + $1.count }
             #expect(marked == endedEarly && whole + marked == profile.totalSamples, "\(stacks)\n\(run.process.stderr)")
+            // Samples in leafSum are cut there; a walk through a guessed caller would have made them whole.
+            let inLeaf = profile.stacks.filter { $0.frames.contains("leafSum(_:passes:)") }
+            #expect(inLeaf.reduce(0) { $0 + $1.count } > 0, "\(stacks)")
+            #expect(inLeaf.allSatisfy { $0.frames == ["[no unwind info]", "leafSum(_:passes:)"] }, "\(stacks)")
             #expect(Self.framePointerSamples(run.process.stderr) == nil, "\(run.process.stderr)")
             let multiplying = profile.stacks.filter { $0.frames.contains("Matrix.multiply(_:)") }
             #expect(multiplying.reduce(0) { $0 + $1.count } > 0, "\(stacks)") // 1 s of wall time: few samples on a loaded machine

@@ -4,11 +4,13 @@
 // Multiplies square matrices of doubles (i-k-j order) and prints the rounds and a checksum.
 // Nearly all the time is spent in `Matrix.multiply(_:)`.
 //
-//   matrix [SECONDS] [--rounds N] [--size N]
+//   matrix [SECONDS] [--rounds N] [--size N] [--leaf]
 //
 // SECONDS: multiply for that much wall time (default 1.5), for the tests. --rounds N: N rounds,
 // a fixed amount of work, for the benchmarks (the run time under a profiler, divided by the run
-// time without, is its slowdown). --size N: N x N matrices (default 200).
+// time without, is its slowdown). --size N: N x N matrices (default 200). --leaf: each round
+// also sums the product in `leafSum`, a function that calls nothing, for which swiftc -O
+// without -g writes no unwind info (about as long as the multiplication).
 //
 // Build: swiftc -O -o matrix matrix.swift
 
@@ -57,14 +59,17 @@ struct Work {
     var rounds: Int?
     /// Rows and columns of the matrices.
     var size = 200
+    /// Whether each round also runs `leafSum`.
+    var leaf = false
 
-    /// Reads `[SECONDS] [--rounds N] [--size N]`; exits with status 2 and a message on anything else.
+    /// Reads `[SECONDS] [--rounds N] [--size N] [--leaf]`; exits with status 2 and a message on anything else.
     init(arguments: [String]) {
         var rest = arguments.dropFirst()
         while let argument = rest.popFirst() {
             switch argument {
             case "--rounds": rounds = Self.count(rest.popFirst(), for: argument)
             case "--size": size = Self.count(rest.popFirst(), for: argument)
+            case "--leaf": leaf = true
             default:
                 guard let value = Double(argument), value >= 0 else { Self.fail("\(argument) is not a number of seconds") }
                 seconds = value
@@ -80,9 +85,27 @@ struct Work {
 
     /// Says what is wrong on standard error and exits with status 2.
     private static func fail(_ message: String) -> Never {
-        fputs("matrix: \(message) (usage: matrix [SECONDS] [--rounds N] [--size N])\n", stderr)
+        fputs("matrix: \(message) (usage: matrix [SECONDS] [--rounds N] [--size N] [--leaf])\n", stderr)
         exit(2)
     }
+}
+
+/// The sum of `values`, `passes` times over: a loop that calls nothing and cannot trap, which
+/// swiftc -O marks as never unwinding, so without -g it writes no unwind info for it (`--leaf`).
+@inline(never)
+func leafSum(_ values: UnsafeBufferPointer<Double>, passes: Int) -> Double {
+    guard let base = values.baseAddress else { return 0 }
+    var sum = 0.0
+    var pass = 0
+    while pass < passes {
+        var index = 0
+        while index < values.count {
+            sum += base[index]
+            index &+= 1
+        }
+        pass &+= 1
+    }
+    return sum
 }
 
 let work = Work(arguments: CommandLine.arguments)
@@ -95,6 +118,7 @@ var rounds = 0
 while work.rounds.map({ rounds < $0 }) ?? (clock.now < deadline) {
     let product = left.multiply(right)
     checksum += product.elements[rounds % product.elements.count]
+    if work.leaf { checksum += product.elements.withUnsafeBufferPointer { leafSum($0, passes: work.size) } * 1e-12 }
     right.elements[rounds % right.elements.count] += 1e-3
     rounds += 1
 }
