@@ -63,7 +63,7 @@ final class RunningService {
     }
 
     deinit {
-        FileManager.default.createFile(atPath: directory + "/stop", contents: nil)
+        _ = FileManager.default.createFile(atPath: directory + "/stop", contents: nil)
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
     }

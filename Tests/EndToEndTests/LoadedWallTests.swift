@@ -76,6 +76,46 @@ extension EndToEnd {
             }
         }
 
+        /// A thread's 200 us sleeps mostly end before the sampler can walk them, and woken, it
+        /// waits for a core still inside the sleep: a tick there is counted with the walked sleep,
+        /// or counted lost, never with a sample of the code around the sleep (the nearest in CPU
+        /// time is the spin before or after it). Before: at 1 ms `spin_between_naps` got 2.4 times
+        /// the ticks of its own time, most of the sleeps' (3149 ticks for 1.3 s, `short_nap` 647
+        /// for 2.7 s), and nothing was counted lost.
+        @Test("busy machine, wall 1 ms and 10 ms: ticks of sleeps over before they were walked are counted lost, not given to the code around them",
+              arguments: [1.0, 10.0])
+        func shortNaps(periodMilliseconds: Double) throws {
+            let directory = try ScratchDirectory.make("loaded-naps-\(Int(periodMilliseconds))")
+            let load = try BusyCores()
+            let run = try ProfiledRun.preload(
+                .shortNaps, ["3"],
+                settings: ["STACKSAMPLER_MODE": "wall", "STACKSAMPLER_PERIOD": "\(Int(periodMilliseconds))ms", "STACKSAMPLER_SUMMARY": "-"],
+                in: directory)
+            load.stop()
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            let output = run.process.stdout
+            let spinTicks = try #require(ProgramOutput.number("spin_ms", in: output)) / periodMilliseconds
+            let napTicks = try #require(ProgramOutput.number("nap_ms", in: output)) / periodMilliseconds
+            #expect(ProgramOutput.integer("eintr", in: output) == 0, "\(output)")
+            let profile = try run.profile()
+            let spun = Double(profile.inclusiveCount { $0 == "spin_between_naps" })
+            let napped = Double(profile.inclusiveCount { $0 == "short_nap" })
+            let stderr = run.process.stderr
+            let skipped = try #require(stderr.firstMatch(of: /(\d+) skipped ticks/).flatMap { Double($0.1) }, "\(stderr)")
+            print("short naps at \(periodMilliseconds) ms: spin \(spun) of \(spinTicks) ticks, nap \(napped) of \(napTicks), \(skipped) lost")
+            // A fixed grid of ticks over a loop of 0.5 ms turns: a function's ticks vary like a
+            // binomial count; 5 standard deviations (and 10 ticks) above its time never fail by chance.
+            func allowed(_ ticks: Double) -> Double {
+                let share = ticks / (spinTicks + napTicks)
+                return ticks + 5 * (ticks * (1 - share)).squareRoot() + 10
+            }
+            #expect(spun <= allowed(spinTicks), "spin_between_naps: \(spun) ticks for \(spinTicks) ticks of its own time\n\(stderr)")
+            #expect(napped <= allowed(napTicks), "short_nap: \(napped) ticks for \(napTicks) ticks of its own time\n\(stderr)")
+            // Every tick of the loop is counted or counted lost (the rest: the program's start and end).
+            let counted = Double(profile.totalSamples) + skipped
+            #expect(counted >= (spinTicks + napTicks) * 0.95, "\(counted) ticks counted or lost for \(spinTicks + napTicks) in the loop\n\(stderr)")
+        }
+
         /// Threads that burn 100 us between 1 ms poll, select and epoll_wait calls see no EINTR
         /// (the sampler never signals a thread; the engine's counters signal only in user space);
         /// a function that spins, waiting for a core part of the time, is counted at the ticks of

@@ -31,6 +31,9 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// Threads that burn 100 us between 1 ms poll, select and epoll_wait calls (EINTR counts), and a
     /// thread that spins half the run timing its own life.
     case bursts
+    /// One thread alternating 300 us spins (`spin_between_naps`) and 200 us sleeps (`short_nap`),
+    /// each timed by the wall clock.
+    case shortNaps = "short_naps"
     /// Threads started one at a time after the profiler has settled into long batches, each
     /// spinning 200 ms in `late_spin` and timing itself.
     case lateThreads = "late_threads"
@@ -164,7 +167,7 @@ enum TestProgram: String, CaseIterable, Sendable {
              .callService:
             ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
-             .profilerFds, .denyPerfEvents, .pageFaults, .service, .forkRounds, .syscalls: ["gcc", "-O2"]
+             .profilerFds, .denyPerfEvents, .pageFaults, .service, .forkRounds, .syscalls, .shortNaps: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         case .inlined: ["gcc", "-O2", "-g"]

@@ -287,8 +287,10 @@ final class WallScheduler: SamplerSchedule {
             case .asleep(let since):
                 if let known = thread.known, known.sleep == since {
                     count(thread, known: known, at: time, ticks: 1, routing: &routing)
-                } else if thread.place == place, end == nil {
-                    look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing)
+                } else if thread.place == place, end == nil, thread.wokenFrom != since {
+                    // Woken (or moving) before it could be walked: lost. How long the sleep was,
+                    // the switch that ends it will tell (`noteSleeps`).
+                    if !look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing) { skippedTicks += 1 }
                 } else {
                     skippedTicks += 1 // a sleep that ended before the sampler could walk it
                     if Self.length(ofSleepFrom: since, in: records).map({ $0 >= Self.shortestWalkableSleepNanoseconds }) ?? true {
@@ -421,7 +423,7 @@ final class WallScheduler: SamplerSchedule {
         if thread.pending.isEmpty, let known = thread.known, cpu - known.cpu < Self.unmovedNanoseconds {
             count(thread, known: known, at: now, ticks: counted, routing: &routing)
         } else {
-            look(at: thread, cpu: cpu, sleep: nil, at: now, due: counted, routing: &routing)
+            if !look(at: thread, cpu: cpu, sleep: nil, at: now, due: counted, routing: &routing) { skippedTicks += counted }
             if thread.ring == nil { lendRing(to: thread, at: now, routing: &routing) }
         }
         return true
@@ -511,11 +513,15 @@ final class WallScheduler: SamplerSchedule {
         }
     }
 
-    /// Walks a thread found asleep (or, with `sleep` nil, one whose switches are unknown) at
-    /// CPU time `cpu`. Walked, the ticks before are settled and this one is counted with the
-    /// walk; found running, the tick waits for a sample; moving while walked, it is lost.
+    /// Walks a thread found asleep in the sleep that began at `sleep` (or, with `sleep` nil, one
+    /// whose switches are unknown) at CPU time `cpu`. Walked, the ticks before are settled and
+    /// these are counted with the walk. Found running without switches, the ticks wait for a
+    /// sample. Found woken from `sleep`, or moving while walked, they are not counted: at those
+    /// ticks the thread was in that sleep, whose stack is where it blocked, not where any sample
+    /// of its running was (woken, it waits for a core at the end of the system call). Returns
+    /// whether the ticks were counted (or will be, with a sample); the caller counts them lost if not.
     private func look(at thread: WallThread, cpu: Int64, sleep: UInt64?, at now: UInt64, due: Int,
-                               routing: inout SampleRouting) {
+                      routing: inout SampleRouting) -> Bool {
         // A thread asleep by its switches stayed so while no switch came since they were read (and
         // its CPU time did not move: a tid reused before the scan saw its thread end has a ring
         // that never gets another record).
@@ -537,10 +543,16 @@ final class WallScheduler: SamplerSchedule {
             settle(thread, next: known, routing: &routing)
             if sequence >= 0 { thread.asleepSequence = sequence }
             count(thread, known: known, at: now, ticks: due, routing: &routing)
-        case .running:
+            return true
+        case .running where sleep == nil:
             thread.cpuAtLastTick = cpu
             tick(thread, cpu: cpu, at: now, ticks: due, routing: &routing)
-        case .unsettled, .gone: skippedTicks += due
+            return true
+        case .running:
+            thread.wokenFrom = sleep // its other ticks in that sleep are lost too, without a look
+            return false
+        case .unsettled, .gone:
+            return false
         }
     }
 
@@ -646,6 +658,9 @@ final class WallThread {
     private(set) var known: Known?
     /// The sleep `known` was walked in, if any (read without copying `known`).
     private(set) var knownSleep: UInt64?
+    /// A sleep found woken before it was walked (`WallScheduler.look`): at its later ticks the
+    /// thread is still in it, waiting for a core, its stack not known.
+    var wokenFrom: UInt64?
     /// A thread without a ring walked asleep (`known`): its schedule sequence before the walk
     /// (`ss_thread_schedule_sequence`); the same later, it has not run since.
     var asleepSequence: Int64?
