@@ -104,10 +104,13 @@ extension EndToEnd {
             let skipped = try #require(stderr.firstMatch(of: /(\d+) skipped ticks/).flatMap { Double($0.1) }, "\(stderr)")
             print("short naps at \(periodMilliseconds) ms: spin \(spun) of \(spinTicks) ticks, nap \(napped) of \(napTicks), \(skipped) lost")
             // A fixed grid of ticks over a loop of 0.5 ms turns: a function's ticks vary like a
-            // binomial count; 5 standard deviations (and 10 ticks) above its time never fail by chance.
+            // binomial count; 5 standard deviations (and 10 ticks) above its time never fail by
+            // chance. Half its time more: a thread preempted in the kernel on its way into or out
+            // of a sleep is counted where its last sample was (docs/limits.md), up to a fifth
+            // more of the spin's ticks with other tests running beside this one.
             func allowed(_ ticks: Double) -> Double {
                 let share = ticks / (spinTicks + napTicks)
-                return ticks + 5 * (ticks * (1 - share)).squareRoot() + 10
+                return 1.5 * ticks + 5 * (ticks * (1 - share)).squareRoot() + 10
             }
             #expect(spun <= allowed(spinTicks), "spin_between_naps: \(spun) ticks for \(spinTicks) ticks of its own time\n\(stderr)")
             #expect(napped <= allowed(napTicks), "short_nap: \(napped) ticks for \(napTicks) ticks of its own time\n\(stderr)")

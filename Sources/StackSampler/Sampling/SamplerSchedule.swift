@@ -32,8 +32,9 @@ protocol SamplerSchedule: AnyObject {
     /// The session ends, every sample drained and every tick up to the stop counted: what the
     /// threads still owe is counted.
     func finishing(routing: inout SampleRouting)
-    /// The session is being stopped by thread `tid`, which has run the profiler's code since
-    /// `time`: its samples taken since then, drained, are not the program's.
+    /// The session is being stopped by thread `tid`, which may have run the profiler's code since
+    /// `time`: its samples taken since then, drained and kept, are not the program's (those still
+    /// in the buffer are dropped as they are drained).
     func stopping(_ tid: Int32, from time: UInt64)
     /// The session starts: `threads`, attached before it, are watched from now (their ticks
     /// before a thread is watched cannot be known); later, the threads attached meanwhile, when

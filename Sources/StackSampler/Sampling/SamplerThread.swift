@@ -10,6 +10,13 @@ final class SamplerThread: @unchecked Sendable {
     /// created with pthread_create are attached by the hook before they run, so the scan finds
     /// the others and the ones that exited.
     private static let scanIntervalNanoseconds: UInt64 = 100_000_000
+    /// How long before the stop was asked the stopping thread's samples may lie in the profiler's
+    /// own exit path: at exit, the C runtime reaches the exit handler through the profiler's own
+    /// library's destructor and binds the handler's first calls lazily (an xz sample at 1 ms, in 1
+    /// of 20 runs: `__cxa_finalize;writeProfileAtExit();_dl_runtime_resolve_xsavec;…`, its walk
+    /// ended at that destructor, which has no unwind info). No more than a period, at most 2 ms,
+    /// is dropped: the program's own last samples are what its last ticks need.
+    private static let exitPathNanoseconds: UInt64 = 2_000_000
 
     /// The session's settings.
     let configuration: ProfilerConfiguration
@@ -95,8 +102,9 @@ final class SamplerThread: @unchecked Sendable {
         pthread_join(handle, nil)
         let attached = scan.attachedThreads() // none once the engine has stopped
         ss_engine_stop()
-        drain()
-        schedule.stopping(ss_current_tid(), from: end)
+        let exitPath = (tid: ss_current_tid(), from: end &- min(schedule.intervalNanoseconds, Self.exitPathNanoseconds))
+        drain(droppingFrom: exitPath)
+        schedule.stopping(exitPath.tid, from: exitPath.from)
         // The ticks since the last wake (up to a batch of them, 50 ms) are counted as a wake would.
         countTicks(upTo: end, scanning: false, stoppedWith: attached)
         schedule.finishing(routing: &routing)
@@ -314,10 +322,13 @@ final class SamplerThread: @unchecked Sendable {
         }
     }
 
-    private func drain() {
+    /// Hands every sample in the buffer down the path, except the samples of `exitPath.tid` taken
+    /// from `exitPath.from` on (the stopping thread in the profiler's exit code).
+    private func drain(droppingFrom exitPath: (tid: Int32, from: UInt64)? = nil) {
         while let pointer = ss_buffer_peek() {
             let sample = Sample(pointer)
             ss_buffer_advance()
+            if let exitPath, sample.tid == exitPath.tid, sample.timeNanoseconds >= exitPath.from { continue }
             schedule.route(sample, into: &routing)
         }
     }

@@ -34,9 +34,6 @@ final class WallScheduler: SamplerSchedule {
     /// A sleeping thread's owed ticks are counted at least this often (so that invocations and
     /// stalls see the sleep go on).
     private static let longestOwedNanoseconds: UInt64 = 100_000_000
-    /// How long before the stop was asked the stopping thread's samples may lie in the profiler's
-    /// own exit path (`stopping`).
-    private static let exitPathNanoseconds: UInt64 = 2_000_000
     /// A thread's CPU time read in longer than this is read again (`cpuTime(of:)`).
     private static let cpuReadSlack: UInt64 = 20_000
     /// Calm wakes (no sleep missed, every thread's switches known) before the ticks per wake double.
@@ -148,15 +145,11 @@ final class WallScheduler: SamplerSchedule {
         }
     }
 
-    /// The stopping thread's samples from shortly before `time` on (a tick, at most
-    /// `exitPathNanoseconds`) are dropped before its last ticks are counted: a tick would take the
-    /// nearest of them, in the profiler's exit code (or, just before `time`, on the way to it: at
-    /// exit, the C runtime reaches the exit handler through the profiler's own library's
-    /// destructor). Not more: the program's own last samples are what its last ticks need. A tick
-    /// left without a sample within reach is counted lost.
+    /// The stopping thread's samples from `time` on, already drained, are dropped before its
+    /// last ticks are counted: a tick would take the nearest of them, in the profiler's exit code.
+    /// A tick left without a sample within reach is counted lost.
     func stopping(_ tid: Int32, from time: UInt64) {
-        let dropped = min(intervalNanoseconds, Self.exitPathNanoseconds)
-        threads[tid]?.samples.removeAll { $0.sample.timeNanoseconds &+ dropped >= time }
+        threads[tid]?.samples.removeAll { $0.sample.timeNanoseconds >= time }
     }
 
     /// Opens the threads' rings now, not at the next wake: a thread's ticks before its ring is
