@@ -62,6 +62,7 @@ static int held_count;
  * understood). */
 static int parse_position(const char *text, ss_blocked_position *position) {
     if (strncmp(text, "running", 7) == 0) return 0;
+    if (strncmp(text, "-1 0x0 0x0", 10) == 0) return -1; /* no user context: the thread has exited (a zombie) */
     /* "NR ARG1 … ARG6 SP PC", or "-1 SP PC" when blocked outside a system call. */
     memset(position, 0, sizeof *position);
     const char *cursor = text;

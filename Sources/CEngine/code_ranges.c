@@ -99,7 +99,8 @@ static void append(range_table *table, ss_code_range range) {
  * ranges (sorted, inside modules: apart from the maps' ranges) merged in order. Returns 0 if
  * the maps cannot be read. */
 static int read_ranges(range_table *table) {
-    FILE *maps = fopen("/proc/self/maps", "re");
+    /* The calling thread's: /proc/self/maps is empty once the main thread has ended (pthread_exit). */
+    FILE *maps = fopen("/proc/thread-self/maps", "re");
     if (!maps) return 0;
     const ss_code_range *declared;
     size_t declared_count = ss_perf_map_ranges(&declared), next = 0;

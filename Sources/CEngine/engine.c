@@ -142,6 +142,7 @@ static void reset_in_forked_child(void) {
     ss_handler_reset_after_fork();
     ss_registry_forget_after_fork();
     ss_held_files_forget_after_fork();
+    ss_profiler_threads_forget_after_fork();
     ss_module_cache_reset_after_fork();
     ss_code_ranges_reset_after_fork();
     ss_buffer_reset();

@@ -212,6 +212,8 @@ void ss_registry_forget_after_fork(void);
 int ss_engine_place_descriptor(int fd);
 void ss_engine_release_descriptor(void);
 
+/* thread_hooks.c: a forked child has none of the profiler's threads. */
+void ss_profiler_threads_forget_after_fork(void);
 /* blocked_position.c: a forked child closes its copies of the held files, where still ours. */
 void ss_held_files_forget_after_fork(void);
 /* The calling thread blocks (`blocked`) or unblocks the engine's signal: its sampling is

@@ -35,7 +35,8 @@ void ss_stack_note_current_thread(void) {
 }
 
 void ss_stack_note_main_thread(void) {
-    FILE *maps = fopen("/proc/self/maps", "re");
+    /* The calling thread's: /proc/self/maps is empty once the main thread has ended (pthread_exit). */
+    FILE *maps = fopen("/proc/thread-self/maps", "re");
     if (!maps) return;
     struct rlimit limit;
     int limited = getrlimit(RLIMIT_STACK, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;

@@ -2,14 +2,27 @@
  * pthread_create interposition: a new thread is attached, with its timer
  * armed, before it runs a line of user code, and detached as it ends. In the preload library this definition
  * comes ahead of libc's; in a program linking the library it does as well.
+ *
+ * The profiler's own threads are made with the real pthread_create, so the C library counts
+ * them among the process's threads, and it ends the process (exit(0)) only when the last of
+ * those ends: a program whose main thread calls pthread_exit, and whose other threads then end,
+ * would never exit. So while profiler threads live, every program thread made through this
+ * hook, and the main thread once it has started one, runs a check as it ends: if the main
+ * thread has ended and no other thread but the profiler's is left, it calls exit(0), as the C
+ * library would have (the session then stops and its profile is written).
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
@@ -36,12 +49,53 @@ static pthread_key_t ending_key;
 static pthread_once_t ending_key_once = PTHREAD_ONCE_INIT;
 static int ending_key_ready;
 
-static void detach_ending_thread(void *unused) {
-    (void)unused;
-    ss_thread_detach_ending();
+/* Profiler threads started (ss_spawn_unsampled_thread) and not yet returned. */
+static _Atomic int profiler_threads;
+/* Whether the main thread has ended (pthread_exit) while profiler threads lived. */
+static _Atomic int main_thread_ended;
+
+/* Whether a thread other than the caller and the profiler's is alive (not a zombie, as the main
+ * thread is after pthread_exit), by /proc/self/task; when that cannot be read, yes. */
+static int other_program_threads_alive(void) {
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks) return 1;
+    int alive = 0;
+    int32_t self = ss_current_tid();
+    for (struct dirent *entry; (entry = readdir(tasks)) != NULL;) {
+        int tid = atoi(entry->d_name);
+        if (tid <= 0 || tid == self) continue;
+        char path[64], stat[256];
+        snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        ssize_t length = read(fd, stat, sizeof stat - 1);
+        close(fd);
+        if (length <= 0) continue;
+        stat[length] = 0;
+        const char *state = strrchr(stat, ')'); /* the name in parentheses may hold anything */
+        if (state && (state[2] == 'Z' || state[2] == 'X')) continue;
+        alive++;
+    }
+    closedir(tasks);
+    return alive > atomic_load(&profiler_threads);
 }
 
-static void create_ending_key(void) { ending_key_ready = pthread_key_create(&ending_key, detach_ending_thread) == 0; }
+/* A program thread ends: detached from the session, and the process ended as the C library
+ * would end it were the profiler's threads not counted (see the top of this file). */
+static void thread_ends(void *unused) {
+    (void)unused;
+    ss_thread_detach_ending();
+    if (ss_current_tid() == getpid()) atomic_store(&main_thread_ended, 1);
+    if (atomic_load(&main_thread_ended) && atomic_load(&profiler_threads) > 0 && !other_program_threads_alive()) exit(0);
+}
+
+static void create_ending_key(void) { ending_key_ready = pthread_key_create(&ending_key, thread_ends) == 0; }
+
+/* The calling thread runs thread_ends as it ends. */
+static void watch_thread_end(void) {
+    pthread_once(&ending_key_once, create_ending_key);
+    if (ending_key_ready) pthread_setspecific(ending_key, (void *)1);
+}
 
 static void *stacksampler_thread_trampoline(void *opaque) {
     thread_start start = *(thread_start *)opaque;
@@ -50,16 +104,15 @@ static void *stacksampler_thread_trampoline(void *opaque) {
         ss_stack_note_current_thread();
         ss_thread_attach(ss_current_tid(), 1);
         ss_sampler_note_new_thread();
-        pthread_once(&ending_key_once, create_ending_key);
-        if (ending_key_ready) pthread_setspecific(ending_key, (void *)1);
     }
+    watch_thread_end();
     return start.start(start.argument);
 }
 
 int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*start)(void *), void *argument) {
     pthread_create_fn create = real_pthread_create();
     if (!create) return EAGAIN;
-    if (!ss_engine_running()) return create(thread, attributes, start, argument);
+    if (!ss_engine_running() && atomic_load(&profiler_threads) == 0) return create(thread, attributes, start, argument);
     thread_start *wrapped = malloc(sizeof *wrapped);
     if (!wrapped) return create(thread, attributes, start, argument);
     *wrapped = (thread_start){start, argument};
@@ -68,13 +121,38 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*
     return status;
 }
 
+/* A profiler thread: counted among profiler_threads while it runs its start routine. */
+static void *profiler_thread_trampoline(void *opaque) {
+    thread_start start = *(thread_start *)opaque;
+    free(opaque);
+    void *result = start.start(start.argument);
+    atomic_fetch_sub(&profiler_threads, 1);
+    return result;
+}
+
 int ss_spawn_unsampled_thread(pthread_t *thread, void *(*start)(void *), void *argument) {
     pthread_create_fn create = real_pthread_create();
     if (!create) return EAGAIN;
+    thread_start *wrapped = malloc(sizeof *wrapped);
+    if (!wrapped) return EAGAIN;
+    *wrapped = (thread_start){start, argument};
+    if (ss_current_tid() == getpid()) watch_thread_end();
+    atomic_fetch_add(&profiler_threads, 1);
     sigset_t all, previous;
     sigfillset(&all);
     ss_real_sigmask(SIG_SETMASK, &all, &previous);
-    int status = create(thread, NULL, start, argument);
+    int status = create(thread, NULL, profiler_thread_trampoline, wrapped);
     ss_real_sigmask(SIG_SETMASK, &previous, NULL);
+    if (status != 0) {
+        atomic_fetch_sub(&profiler_threads, 1);
+        free(wrapped);
+    }
     return status;
+}
+
+int ss_main_thread_ended(void) { return atomic_load(&main_thread_ended); }
+
+void ss_profiler_threads_forget_after_fork(void) {
+    atomic_store(&profiler_threads, 0);
+    atomic_store(&main_thread_ended, 0);
 }

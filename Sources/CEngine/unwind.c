@@ -144,10 +144,12 @@ int ss_unwind_walk_probed(const ss_module_index *index, uintptr_t pc, uintptr_t 
     }
 }
 
+/* process_vm_readv names the process by a thread of it: the caller's own, since the main
+ * thread's (the pid) has no memory once it has ended by pthread_exit. */
 int ss_read_memory_checked(uintptr_t address, uintptr_t *value, void *context) {
     (void)context;
     struct iovec local = {value, sizeof *value}, remote = {(void *)address, sizeof *value};
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof *value ? 0 : -1;
+    return process_vm_readv(ss_current_tid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof *value ? 0 : -1;
 }
 
 int ss_read_memory_paged(uintptr_t address, uintptr_t *value, void *context) {
@@ -156,7 +158,7 @@ int ss_read_memory_paged(uintptr_t address, uintptr_t *value, void *context) {
     if (address + sizeof *value > base + sizeof cache->bytes) return ss_read_memory_checked(address, value, NULL);
     if (!cache->valid || cache->base != base) {
         struct iovec local = {cache->bytes, sizeof cache->bytes}, remote = {(void *)base, sizeof cache->bytes};
-        cache->valid = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof cache->bytes;
+        cache->valid = process_vm_readv(ss_current_tid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof cache->bytes;
         if (!cache->valid) return ss_read_memory_checked(address, value, NULL);
         cache->base = base;
     }

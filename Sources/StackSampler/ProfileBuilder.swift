@@ -129,7 +129,7 @@ enum ProfileBuilder {
 
     /// This process's command line, arguments separated by spaces.
     static func commandLine() -> String {
-        let raw = FileIO.readText("/proc/self/cmdline") ?? ""
+        let raw = FileIO.readText("/proc/thread-self/cmdline") ?? "" // /proc/self's is empty once the main thread has ended
         return raw.split(separator: "\0").joined(separator: " ")
     }
 }

@@ -16,6 +16,9 @@ enum TestProgram: String, CaseIterable, Sendable {
     case smallStack = "small_stack"
     /// Exits with the status given as its argument.
     case exitStatus = "exit_status"
+    /// The main thread ends by pthread_exit before its three workers (`worker_spin`, then
+    /// `worker_nap`), or after them with `main-last`; the process ends with the last thread.
+    case mainExitsFirst = "main_exits_first"
     /// Swift; spends its time in `Matrix.multiply(_:)`.
     case matrix
     /// C++; dlopen/dlclose, exceptions and dl_iterate_phdr on three threads at once.
@@ -164,7 +167,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .bursts, .lateThreads: ["gcc", "-O2", "-pthread"]
         case .threads, .deep, .sleepers, .churn, .stall, .execer, .forkLoader, .keyHoarder, .signalRaces, .windowService, .daemonPipes,
-             .callService:
+             .callService, .mainExitsFirst:
             ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
              .profilerFds, .denyPerfEvents, .pageFaults, .service, .forkRounds, .syscalls, .shortNaps: ["gcc", "-O2"]

@@ -234,6 +234,9 @@ void ss_thread_set_own_name(const char *name);
  *  returns what it was: for a program thread while it runs the profiler's own code (stopping a
  *  session, writing the profile), whose samples would count the profiler as the program. */
 int ss_thread_set_excluded(int excluded);
+/* Whether the main thread has ended by pthread_exit while the profiler's threads lived (it stays
+ * a zombie in /proc/self/task until the process ends, and is not attached again). */
+int ss_main_thread_ended(void);
 
 /** CPU time consumed by thread `tid` of this process, in ns; -1 if gone. */
 int64_t ss_thread_cpu_time_ns(int32_t tid);

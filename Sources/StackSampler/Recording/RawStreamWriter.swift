@@ -148,7 +148,7 @@ final class RawStreamWriter: SampleConsumer, @unchecked Sendable {
     private func streamModules(now: UInt64) {
         moduleGeneration = ss_module_cache_generation()
         lastModules = now
-        let maps = FileIO.readText("/proc/self/maps") ?? ""
+        let maps = FileIO.readText("/proc/thread-self/maps") ?? "" // the main thread's is empty once it has ended
         let modules = ModuleMap(mapsText: maps).modulesWithBuildIDs()
         var seen = Set<String>()
         let unique = modules.filter { seen.insert($0.path).inserted }

@@ -73,7 +73,8 @@ struct ThreadScan {
     mutating func scan(initial: Bool, own: Set<Int32>, at now: UInt64, routing: inout SampleRouting,
                        ending: (Int32, inout SampleRouting) -> Void = { _, _ in }) -> [Int32] {
         let listed = ThreadDirectory.threadIDs()
-        let live = Set(listed).subtracting(own)
+        var live = Set(listed).subtracting(own)
+        if ss_main_thread_ended() != 0 { live.remove(getpid()) } // a zombie since its pthread_exit
         let attached = Set(attachedThreads())
         let unattached = live.subtracting(attached)
         for tid in unattached where initial || unattachedAtLastScan.contains(tid) {

@@ -1,7 +1,8 @@
-/// The value of auxiliary vector entry `type` of this process, from `/proc/self/auxv`
-/// (`getauxval` is not exposed by the Glibc module).
+/// The value of auxiliary vector entry `type` of this process, from the calling thread's `auxv`
+/// (`getauxval` is not exposed by the Glibc module; `/proc/self/auxv` is empty once the main
+/// thread has ended by pthread_exit).
 func auxiliaryValue(_ type: UInt) -> UInt? {
-    guard let bytes = FileIO.readBytes("/proc/self/auxv") else { return nil }
+    guard let bytes = FileIO.readBytes("/proc/thread-self/auxv") else { return nil }
     let wordSize = MemoryLayout<UInt>.size
     return bytes.withUnsafeBytes { raw -> UInt? in
         var offset = 0

@@ -45,9 +45,10 @@ struct ModuleMap: Sendable {
     /// Executable mappings not backed by a file, sorted by start address.
     var pseudoRegions: [PseudoRegion]
 
-    /// The executable mappings of this process, from `/proc/self/maps` (empty if unreadable).
+    /// The executable mappings of this process, from the calling thread's `maps` (empty if
+    /// unreadable): `/proc/self` is the main thread's, empty once it has ended by pthread_exit.
     static func current() -> ModuleMap {
-        let bytes = FileIO.readBytes("/proc/self/maps") ?? []
+        let bytes = FileIO.readBytes("/proc/thread-self/maps") ?? []
         return ModuleMap(mapsText: String(decoding: bytes, as: UTF8.self))
     }
 

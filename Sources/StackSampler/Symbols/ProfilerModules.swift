@@ -9,7 +9,7 @@ enum ProfilerModules {
     static func paths(in map: ModuleMap) -> Set<String> {
         let engine = unsafeBitCast(ss_engine_init as @convention(c) (UnsafePointer<ss_config>?) -> Int32, to: UInt.self)
         let swiftPart = UInt(bitPattern: UnsafeRawPointer(#dsohandle))
-        let program = realpath("/proc/self/exe", nil).map { resolved in
+        let program = realpath("/proc/thread-self/exe", nil).map { resolved in
             defer { free(resolved) }
             return String(cString: resolved)
         }
