@@ -212,6 +212,9 @@ void ss_registry_forget_after_fork(void);
 int ss_engine_place_descriptor(int fd);
 void ss_engine_release_descriptor(void);
 
+/* signal_hooks.c: whether the program has a handler of its own for `signo` (one the engine
+ * handles, its action remembered). */
+int ss_program_handles_signal(int signo);
 /* thread_hooks.c: a forked child has none of the profiler's threads. */
 void ss_profiler_threads_forget_after_fork(void);
 /* blocked_position.c: a forked child closes its copies of the held files, where still ours. */

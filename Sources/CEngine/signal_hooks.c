@@ -203,6 +203,13 @@ void ss_chain_to_program(int signo, siginfo_t *info, void *context) {
     ss_real_sigmask(SIG_SETMASK, &previous, NULL);
 }
 
+int ss_program_handles_signal(int signo) {
+    virtualized_signal *entry = find_virtualized(signo);
+    if (!entry) return 0;
+    struct sigaction action = load_program_action(entry);
+    return action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN;
+}
+
 int sigaction(int signo, const struct sigaction *action, struct sigaction *previous) {
     virtualized_signal *entry = find_virtualized(signo);
     if (!entry) return ss_real_sigaction(signo, action, previous);

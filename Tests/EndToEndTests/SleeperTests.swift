@@ -5,6 +5,25 @@ extension EndToEnd {
     /// Wall mode does not wake sleeping threads (no extra EINTR), and a thread that blocks
     /// SIGPROF neither stalls sampling nor goes unreported.
     @Suite struct Sleepers {
+        /// A wait that sets the mask for its length (ppoll, pselect, epoll_pwait, sigsuspend) let
+        /// in an engine's signal that came while the thread blocked every signal: 97-99 of 100
+        /// waits of each kind cut short at 1 ms (wall mode, and cpu mode's counters), 11-21 with
+        /// the timers, and 10-18 at 10 ms. The wait now keeps the engine's signal blocked.
+        @Test("waits that unblock signals for their length are never cut short by the profiler's",
+              arguments: [("wall", "1ms", "auto"), ("cpu", "1ms", "perf"), ("cpu", "1ms", "timer"), ("cpu", "10ms", "auto")])
+        func maskedWaitsUndisturbed(mode: String, period: String, engine: String) throws {
+            let directory = try ScratchDirectory.make("masked-waits-\(mode)-\(period)-\(engine)")
+            let run = try ProfiledRun.preload(
+                .maskedWaits, ["200"],
+                settings: ["STACKSAMPLER_MODE": mode, "STACKSAMPLER_PERIOD": period, "STACKSAMPLER_ENGINE": engine], in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            #expect(ProgramOutput.integer("waits", in: run.process.stdout) == 200, "\(run.process)")
+            for counter in ["eintr_ppoll", "eintr_pselect", "eintr_epoll", "sigsuspend_early"] {
+                #expect(ProgramOutput.integer(counter, in: run.process.stdout) == 0, "\(counter)\n\(run.process.stdout)")
+            }
+            #expect(try run.profile().totalSamples > 0, "the thread is still sampled")
+        }
+
         @Test("sleeping threads are sampled at the asked rate without a signal: no sleep cut short, no EINTR",
               arguments: ["1ms", "10ms"])
         func sleepersUndisturbed(period: String) throws {

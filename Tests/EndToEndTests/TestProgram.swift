@@ -31,6 +31,9 @@ enum TestProgram: String, CaseIterable, Sendable {
     case deep
     /// Sleeping threads (EINTR counts) and a thread that blocks SIGPROF.
     case sleepers
+    /// Blocks every signal while it works (`masked_work`), then waits 1 ms with its old mask set
+    /// for the wait alone (ppoll, pselect, epoll_pwait, sigsuspend); counts the waits cut short.
+    case maskedWaits = "masked_waits"
     /// Threads that burn 100 us between 1 ms poll, select and epoll_wait calls (EINTR counts), and a
     /// thread that spins half the run timing its own life.
     case bursts
@@ -170,7 +173,7 @@ enum TestProgram: String, CaseIterable, Sendable {
              .callService, .mainExitsFirst:
             ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
-             .profilerFds, .denyPerfEvents, .pageFaults, .service, .forkRounds, .syscalls, .shortNaps: ["gcc", "-O2"]
+             .profilerFds, .denyPerfEvents, .pageFaults, .service, .forkRounds, .syscalls, .shortNaps, .maskedWaits: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         case .inlined: ["gcc", "-O2", "-g"]

@@ -1,0 +1,107 @@
+/*
+ * The waits that set a signal mask for their length (ppoll, pselect, epoll_pwait, epoll_pwait2,
+ * sigsuspend), interposed for the engine's signal. The race-free way to wait for a signal or a
+ * descriptor is to block signals while working and let the wait unblock them atomically: an
+ * engine's signal that came while the thread worked is then pending as it enters the wait, and
+ * delivered inside it, which ends ppoll, pselect and epoll_pwait with EINTR whatever SA_RESTART
+ * says, and wakes sigsuspend as if the program's own signal had come (a loop blocking every
+ * signal for 3 ms between 1 ms waits: 97-99 of 100 waits cut short at 1 ms). So a wait whose mask
+ * unblocks the engine's signal runs with it blocked all the same, after a pending one is let in
+ * first, in user space, where it is a sample of the thread about to wait (taken where it unblocks
+ * the signal, as for any thread that blocked it; inlined, so that the stack shows the wait and
+ * the C library's mask call only). The program's mask is
+ * used as it is when the program handles that signal itself (its own signal may be what it
+ * waits for). A sleeping thread needs no signal: cpu mode's timers do not fire while it sleeps,
+ * and wall mode walks it without one.
+ */
+#define _GNU_SOURCE
+#include "engine_internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum { REAL_PPOLL, REAL_PPOLL_CHK, REAL_PSELECT, REAL_EPOLL_PWAIT, REAL_EPOLL_PWAIT2, REAL_SIGSUSPEND, REAL_COUNT };
+static const char *const real_names[REAL_COUNT] = {"ppoll", "__ppoll_chk", "pselect", "epoll_pwait", "epoll_pwait2", "sigsuspend"};
+static void *_Atomic real_functions[REAL_COUNT];
+
+/* Looked up as the library loads: sigsuspend may be called in a signal handler. */
+__attribute__((constructor)) static void resolve_real_functions(void) {
+    for (int which = 0; which < REAL_COUNT; which++) ss_next_symbol(real_names[which], &real_functions[which]);
+}
+
+static void *real_function(int which) { return ss_real_function(real_names[which], &real_functions[which]); }
+
+/* Lets an engine's signal pending on the calling thread in now: unblocked for a moment, it is
+ * delivered as the mask call returns to user space. The kernel's own call, not sigpending's
+ * interposer (which takes the caller for a synchronous reader of the signal). */
+static inline __attribute__((always_inline)) void deliver_pending_sample(int signo) {
+    sigset_t pending;
+    if (syscall(SYS_rt_sigpending, &pending, (size_t)(_NSIG / 8)) != 0 || sigismember(&pending, signo) != 1) return;
+    sigset_t only, previous;
+    sigemptyset(&only);
+    sigaddset(&only, signo);
+    ss_real_sigmask(SIG_UNBLOCK, &only, &previous);
+    ss_real_sigmask(SIG_SETMASK, &previous, NULL);
+}
+
+/* The mask the wait runs with: `program`'s, or `adjusted` (it, with the engine's signal blocked). */
+static inline __attribute__((always_inline)) const sigset_t *wait_mask(const sigset_t *program, sigset_t *adjusted) {
+    int signo = ss_engine_signal();
+    if (!program || signo <= 0 || ss_tls_excluded || !ss_engine_running() || sigismember(program, signo) != 0 ||
+        ss_program_handles_signal(signo))
+        return program;
+    int saved_errno = errno;
+    deliver_pending_sample(signo);
+    errno = saved_errno;
+    *adjusted = *program;
+    sigaddset(adjusted, signo);
+    return adjusted;
+}
+
+int ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask) {
+    __typeof__(&ppoll) real = real_function(REAL_PPOLL);
+    if (!real) return -1;
+    sigset_t adjusted;
+    return real(fds, count, timeout, wait_mask(mask, &adjusted));
+}
+
+/* ppoll under _FORTIFY_SOURCE. */
+int __ppoll_chk(struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask, size_t fds_length) {
+    int (*real)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t) = real_function(REAL_PPOLL_CHK);
+    if (!real) return -1;
+    sigset_t adjusted;
+    return real(fds, count, timeout, wait_mask(mask, &adjusted), fds_length);
+}
+
+int pselect(int count, fd_set *read, fd_set *write, fd_set *except, const struct timespec *timeout, const sigset_t *mask) {
+    __typeof__(&pselect) real = real_function(REAL_PSELECT);
+    if (!real) return -1;
+    sigset_t adjusted;
+    return real(count, read, write, except, timeout, wait_mask(mask, &adjusted));
+}
+
+int epoll_pwait(int epoll, struct epoll_event *events, int capacity, int timeout, const sigset_t *mask) {
+    __typeof__(&epoll_pwait) real = real_function(REAL_EPOLL_PWAIT);
+    if (!real) return -1;
+    sigset_t adjusted;
+    return real(epoll, events, capacity, timeout, wait_mask(mask, &adjusted));
+}
+
+int epoll_pwait2(int epoll, struct epoll_event *events, int capacity, const struct timespec *timeout, const sigset_t *mask) {
+    __typeof__(&epoll_pwait2) real = real_function(REAL_EPOLL_PWAIT2);
+    if (!real) return -1;
+    sigset_t adjusted;
+    return real(epoll, events, capacity, timeout, wait_mask(mask, &adjusted));
+}
+
+int sigsuspend(const sigset_t *mask) {
+    __typeof__(&sigsuspend) real = real_function(REAL_SIGSUSPEND);
+    if (!real) return -1;
+    sigset_t adjusted;
+    return real(wait_mask(mask, &adjusted));
+}
