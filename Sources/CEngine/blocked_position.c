@@ -93,17 +93,18 @@ static int read_position(int fd, ss_blocked_position *position) {
     return parse_position(text, position);
 }
 
-static int open_syscall_file(int32_t tid) {
+static int open_syscall_file(int32_t tid, ss_file_identity *identity) {
     char path[48];
     snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-    return open(path, O_RDONLY | O_CLOEXEC);
+    return ss_borrowed_open(path, 0, identity);
 }
 
 int ss_thread_blocked_position(int32_t tid, ss_blocked_position *position) {
-    int fd = open_syscall_file(tid);
+    ss_file_identity identity;
+    int fd = open_syscall_file(tid, &identity);
     if (fd < 0) return -1;
     int found = read_position(fd, position);
-    close(fd);
+    ss_borrowed_close(fd, &identity);
     return found;
 }
 
@@ -130,17 +131,13 @@ static int hold(int32_t tid) {
     if (held_count >= HELD_FILES || held_count >= room / 4) return SS_HELD_FILE_NONE;
     int slot = 0;
     while (held[slot].in_use) slot++;
-    int fd = open_syscall_file(tid);
-    if (fd < 0) return SS_HELD_FILE_REFUSED;
     /* Known by the file opened, before it moves: the number it moves to is not the program's yet. */
-    struct stat status;
-    if (fstat(fd, &status) != 0) {
-        close(fd);
-        return SS_HELD_FILE_REFUSED;
-    }
-    fd = ss_engine_place_descriptor(fd);
+    ss_file_identity identity;
+    int fd = open_syscall_file(tid, &identity);
     if (fd < 0) return SS_HELD_FILE_REFUSED;
-    held[slot] = (struct held_file){1, fd, tid, (uint64_t)status.st_dev, (uint64_t)status.st_ino};
+    fd = ss_engine_place_descriptor(fd, &identity);
+    if (fd < 0) return SS_HELD_FILE_REFUSED;
+    held[slot] = (struct held_file){1, fd, tid, identity.device, identity.inode};
     held_count++;
     return slot;
 }

@@ -207,9 +207,9 @@ void ss_registry_close(void);
 void ss_registry_forget_after_fork(void);
 
 /* engine_perf_events.c: a descriptor of the engine's other than a counter (a held /proc file)
- * takes a place among the counters, within their bound: `fd` moved there (the number returned),
- * or closed and -EMFILE. Each place taken is given back with ss_engine_release_descriptor. */
-int ss_engine_place_descriptor(int fd);
+ * takes a place among the counters, within their bound: `fd`, the file `identity` names, moved
+ * there (the number returned), or given back and -EMFILE. Each place taken is given back with ss_engine_release_descriptor. */
+int ss_engine_place_descriptor(int fd, const ss_file_identity *identity);
 void ss_engine_release_descriptor(void);
 
 /* signal_hooks.c: whether the program has a handler of its own for `signo` (one the engine

@@ -243,17 +243,29 @@ int ss_perf_events_available(void) {
 
 /* Moves the new counter `fd` to its place (counter_room), or closes it: a counter is never
  * left among the program's numbers. The counter's number, or -EMFILE. */
-static int place(int fd) {
+/* Moves `fd`, the file `identity` names (borrowed_files.c), to a place among the counters; the
+ * number it leaves is closed only if it is still that file, and a copy of another file (the
+ * program's, at that number meanwhile) is given back. */
+static int place_identified(int fd, const ss_file_identity *identity) {
     int first, room = counter_room(&first);
     int placed = atomic_fetch_add(&counters_held, 1) < room ? fcntl(fd, F_DUPFD_CLOEXEC, first) : -1;
-    close(fd);
-    if (placed >= 0 && placed < DESCRIPTOR_LIMIT) return placed;
+    ss_borrowed_close(fd, identity);
+    if (placed >= 0 && placed < DESCRIPTOR_LIMIT && ss_borrowed_is(placed, identity)) return placed;
     if (placed >= 0) close(placed);
     atomic_fetch_sub(&counters_held, 1);
     return -EMFILE;
 }
 
-int ss_engine_place_descriptor(int fd) { return place(fd); }
+static int place(int fd) {
+    ss_file_identity identity;
+    if (ss_borrowed_identify(fd, &identity) != 0) {
+        close(fd);
+        return -EBADF;
+    }
+    return place_identified(fd, &identity);
+}
+
+int ss_engine_place_descriptor(int fd, const ss_file_identity *identity) { return place_identified(fd, identity); }
 
 void ss_engine_release_descriptor(void) { atomic_fetch_sub(&counters_held, 1); }
 

@@ -34,11 +34,12 @@ struct ss_switch_ring {
 
 int ss_switch_ring_bound(void) {
     long kilobytes = 516; /* the kernel's default */
-    int fd = open("/proc/sys/kernel/perf_event_mlock_kb", O_RDONLY | O_CLOEXEC);
+    ss_file_identity identity;
+    int fd = ss_borrowed_open("/proc/sys/kernel/perf_event_mlock_kb", 0, &identity);
     if (fd >= 0) {
         char text[32] = {0};
-        if (read(fd, text, sizeof text - 1) > 0) kilobytes = strtol(text, NULL, 10);
-        close(fd);
+        if (pread(fd, text, sizeof text - 1, 0) > 0) kilobytes = strtol(text, NULL, 10);
+        ss_borrowed_close(fd, &identity);
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN), page_kilobytes = sysconf(_SC_PAGESIZE) / 1024;
     if (cpus < 1) cpus = 1;
@@ -68,10 +69,13 @@ ss_switch_ring *ss_switch_ring_open(int32_t tid, int *error) {
         *error = -errno;
         return NULL;
     }
+    /* Mapped and closed at once, each only if the number is still the ring's event. */
+    ss_file_identity identity;
     size_t page = (size_t)sysconf(_SC_PAGESIZE), mapped = (1 + DATA_PAGES) * page;
-    void *base = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+    void *base = ss_borrowed_identify((int)fd, &identity) == 0 ? mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0)
+                                                                 : MAP_FAILED;
     *error = base == MAP_FAILED ? -errno : 0;
-    close((int)fd);
+    ss_borrowed_close((int)fd, &identity);
     if (base == MAP_FAILED) return NULL;
     ss_switch_ring *ring = malloc(sizeof *ring);
     if (!ring) {

@@ -86,10 +86,11 @@ int ss_thread_blocks_signal(int32_t tid, int signo) {
     if (signo <= 0 || signo > 64) return 0;
     char path[64], status[4096];
     snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ss_file_identity identity;
+    int fd = ss_borrowed_open(path, 0, &identity);
     if (fd < 0) return -1;
-    ssize_t length = read(fd, status, sizeof status - 1);
-    close(fd);
+    ssize_t length = pread(fd, status, sizeof status - 1, 0);
+    ss_borrowed_close(fd, &identity);
     if (length <= 0) return -1;
     status[length] = 0;
     const char *line = strstr(status, "\nSigBlk:");

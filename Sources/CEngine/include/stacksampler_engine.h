@@ -234,6 +234,22 @@ void ss_thread_set_own_name(const char *name);
  *  returns what it was: for a program thread while it runs the profiler's own code (stopping a
  *  session, writing the profile), whose samples would count the profiler as the program. */
 int ss_thread_set_excluded(int excluded);
+/** A file the profiler opened for a moment (borrowed_files.c): which file it is. */
+typedef struct {
+    uint64_t device;
+    uint64_t inode;
+} ss_file_identity;
+/** Opens `path` read-only (plus `flags`, e.g. O_DIRECTORY), close-on-exec, and notes which file
+ *  it is: the descriptor, or -1. */
+int ss_borrowed_open(const char *path, int flags, ss_file_identity *identity);
+/** Notes which file `fd` is: 0, or -1. */
+int ss_borrowed_identify(int fd, ss_file_identity *identity);
+/** Whether `fd` is still the file `identity` names (the program may have closed and reused it). */
+int ss_borrowed_is(int fd, const ss_file_identity *identity);
+/** Closes `fd` if it is still that file. */
+void ss_borrowed_close(int fd, const ss_file_identity *identity);
+/** getdents64 on `fd` if it is still that file: the bytes read, 0 at the end, or -1. */
+long ss_borrowed_read_directory(int fd, const ss_file_identity *identity, void *buffer, size_t size);
 /* Whether the main thread has ended by pthread_exit while the profiler's threads lived (it stays
  * a zombie in /proc/self/task until the process ends, and is not attached again). */
 int ss_main_thread_ended(void);

@@ -1,3 +1,4 @@
+import CEngineHeader
 import Glibc
 
 /// Small file reads and writes over the C library (this module does not use Foundation).
@@ -15,14 +16,17 @@ package enum FileIO {
     /// A /proc file of at most `limit` bytes, in one read: the kernel hands a whole small
     /// /proc file over in the first read, so the read that would find its end is left out
     /// (the sampler thread reads these on every tick). Nil if it cannot be read.
+    /// Opened for a moment, and read at its start (`ss_borrowed_open`: the program may close
+    /// and reuse the number meanwhile).
     package static func readProcText(_ path: String, limit: Int) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        var identity = ss_file_identity()
+        let descriptor = ss_borrowed_open(path, 0, &identity)
         guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
+        defer { ss_borrowed_close(descriptor, &identity) }
         var buffer = [UInt8](repeating: 0, count: limit)
         var count: Int
         repeat {
-            count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
         } while count < 0 && errno == EINTR
         guard count >= 0 else { return nil }
         return String(decoding: buffer[0..<count], as: UTF8.self)
@@ -44,16 +48,18 @@ package enum FileIO {
     /// again when a signal interrupts it) and `limit` bytes in all, handing each chunk to `body`
     /// until the end of the file, the limit, or `body` returning false. False (errno set) when
     /// the file cannot be opened or a read fails; true otherwise, `body` having stopped it or not.
+    /// Read by position, and closed only if still the file opened (`ss_borrowed_open`).
     static func readChunks(of path: String, chunkSize: Int, limit: Int = .max,
                            _ body: (UnsafeRawBufferPointer) -> Bool) -> Bool {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        var identity = ss_file_identity()
+        let descriptor = ss_borrowed_open(path, 0, &identity)
         guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
+        defer { ss_borrowed_close(descriptor, &identity) }
         var chunk = [UInt8](repeating: 0, count: max(1, chunkSize))
         var total = 0
         while total < limit {
             let wanted = min(chunk.count, limit - total)
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, wanted) }
+            let count = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, wanted, off_t(total)) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return count == 0 }
             total += count
@@ -144,17 +150,27 @@ package enum FileIO {
         return nil
     }
 
-    /// Entries of a directory, without `.` and `..`.
+    /// Entries of a directory, without `.` and `..` (opened for a moment: `ss_borrowed_open`).
     static func directoryEntries(_ path: String) -> [String] {
-        guard let directory = opendir(path) else { return [] }
-        defer { closedir(directory) }
+        var identity = ss_file_identity()
+        let descriptor = ss_borrowed_open(path, O_DIRECTORY, &identity)
+        guard descriptor >= 0 else { return [] }
+        defer { ss_borrowed_close(descriptor, &identity) }
         var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { ss_borrowed_read_directory(descriptor, &identity, $0.baseAddress, $0.count) }
+            guard count > 0 else { return names }
+            // linux_dirent64: inode (8 bytes), offset (8), record length (2), type (1), name.
+            var offset = 0
+            while offset + 19 < count {
+                let length = Int(buffer[offset + 16]) | Int(buffer[offset + 17]) << 8
+                guard length > 0 else { return names }
+                let nameBytes = buffer[(offset + 19)..<(offset + length)].prefix { $0 != 0 }
+                let name = String(decoding: nameBytes, as: UTF8.self)
+                if name != "." && name != ".." { names.append(name) }
+                offset += length
             }
-            if name != "." && name != ".." { names.append(name) }
         }
-        return names
     }
 }
