@@ -250,6 +250,9 @@ int ss_borrowed_is(int fd, const ss_file_identity *identity);
 void ss_borrowed_close(int fd, const ss_file_identity *identity);
 /** getdents64 on `fd` if it is still that file: the bytes read, 0 at the end, or -1. */
 long ss_borrowed_read_directory(int fd, const ss_file_identity *identity, void *buffer, size_t size);
+/** The load address of the module holding `address` (0 if none), and its file as the loader
+ *  names it in `*path` (if `path`); takes the loader's lock, never in a signal handler. */
+uintptr_t ss_module_base_of(uintptr_t address, const char **path);
 /* Whether the main thread has ended by pthread_exit while the profiler's threads lived (it stays
  * a zombie in /proc/self/task until the process ends, and is not attached again). */
 int ss_main_thread_ended(void);

@@ -14,8 +14,9 @@ final class SamplerThread: @unchecked Sendable {
     /// own exit path: at exit, the C runtime reaches the exit handler through the profiler's own
     /// library's destructor and binds the handler's first calls lazily (an xz sample at 1 ms, in 1
     /// of 20 runs: `__cxa_finalize;writeProfileAtExit();_dl_runtime_resolve_xsavec;…`, its walk
-    /// ended at that destructor, which has no unwind info). No more than a period, at most 2 ms,
-    /// is dropped: the program's own last samples are what its last ticks need.
+    /// ended at that destructor, which has no unwind info). No more than a period, at most 2 ms;
+    /// in cpu mode, only samples with a frame in the profiler's own modules (a short session's
+    /// last sample is often its only one).
     private static let exitPathNanoseconds: UInt64 = 2_000_000
 
     /// The session's settings.
@@ -103,7 +104,11 @@ final class SamplerThread: @unchecked Sendable {
         let attached = scan.attachedThreads() // none once the engine has stopped
         ss_engine_stop()
         let exitPath = (tid: ss_current_tid(), from: end &- min(schedule.intervalNanoseconds, Self.exitPathNanoseconds))
-        drain(droppingFrom: exitPath)
+        let profilerBases = configuration.mode == .cpu ? ProfilerModules.loadedBases() : []
+        drain { sample in
+            sample.tid == exitPath.tid && sample.timeNanoseconds >= exitPath.from
+                && (configuration.mode == .wall || sample.frames.contains { ProfilerModules.isProfilerCode($0, bases: profilerBases) })
+        }
         schedule.stopping(exitPath.tid, from: exitPath.from)
         // The ticks since the last wake (up to a batch of them, 50 ms) are counted as a wake would.
         countTicks(upTo: end, scanning: false, stoppedWith: attached)
@@ -322,13 +327,13 @@ final class SamplerThread: @unchecked Sendable {
         }
     }
 
-    /// Hands every sample in the buffer down the path, except the samples of `exitPath.tid` taken
-    /// from `exitPath.from` on (the stopping thread in the profiler's exit code).
-    private func drain(droppingFrom exitPath: (tid: Int32, from: UInt64)? = nil) {
+    /// Hands every sample in the buffer down the path, except those `dropped` says are not the
+    /// program's (the stopping thread in the profiler's exit code).
+    private func drain(dropping dropped: (Sample) -> Bool = { _ in false }) {
         while let pointer = ss_buffer_peek() {
             let sample = Sample(pointer)
             ss_buffer_advance()
-            if let exitPath, sample.tid == exitPath.tid, sample.timeNanoseconds >= exitPath.from { continue }
+            if dropped(sample) { continue }
             schedule.route(sample, into: &routing)
         }
     }

@@ -464,11 +464,17 @@ final class WallScheduler: SamplerSchedule {
             thread.watchedSince = ss_now_ns()
             thread.attachedSince = ss_thread_attached_at(tid)
             ringsOpen += 1
-            // Where it is now; the ring, open before this look, says every change after it.
-            switch BlockedThreadWalker.position(of: tid) {
-            case .none: thread.place = .onCore
-            case .some(.some): thread.place = .asleep(since: ss_now_ns())
-            case .some(.none): break
+            // Where it is now; the ring, open before this look, says every change after it. The
+            // calling thread runs (the session's starting thread: its own syscall file shows the
+            // read of it, which would make it asleep until its next switch, its ticks lost).
+            if tid == ss_current_tid() {
+                thread.place = .onCore
+            } else {
+                switch BlockedThreadWalker.position(of: tid) {
+                case .none: thread.place = .onCore
+                case .some(.some): thread.place = .asleep(since: ss_now_ns())
+                case .some(.none): break
+                }
             }
         }
         return thread
