@@ -4,6 +4,7 @@
 #include "engine_internal.h"
 
 #include <dlfcn.h>
+#include <sys/auxv.h>
 
 uintptr_t ss_module_base_of(uintptr_t address, const char **path) {
     Dl_info info;
@@ -11,3 +12,5 @@ uintptr_t ss_module_base_of(uintptr_t address, const char **path) {
     if (path) *path = info.dli_fname;
     return (uintptr_t)info.dli_fbase;
 }
+
+uintptr_t ss_program_base(void) { return ss_module_base_of((uintptr_t)getauxval(AT_PHDR), NULL); }

@@ -7,9 +7,12 @@
  * them among the process's threads, and it ends the process (exit(0)) only when the last of
  * those ends: a program whose main thread calls pthread_exit, and whose other threads then end,
  * would never exit. So while profiler threads live, every program thread made through this
- * hook, and the main thread once it has started one, runs a check as it ends: if the main
- * thread has ended and no other thread but the profiler's is left, it calls exit(0), as the C
- * library would have (the session then stops and its profile is written). The main thread's
+ * hook, and the main thread as it calls pthread_exit, runs a check as it ends: if the main
+ * thread has ended and no other thread is left but the profiler's and program threads that have
+ * reached their end (each known by tid and start time, so that a later thread on a reused tid is
+ * not taken for them), it calls exit(0), as the C library would have (the session then stops and
+ * its profile is written). Whatever cannot be known counts as a program thread still running:
+ * the worst outcome of a doubt is the old one, a process that does not end, never an early exit. The main thread's
  * pthread_exit is interposed to run that check too.
  */
 #define _GNU_SOURCE
@@ -53,63 +56,125 @@ static int ending_key_ready;
 
 /* Profiler threads started (ss_spawn_unsampled_thread) and not yet returned. */
 static _Atomic int profiler_threads;
-/* Whether the main thread has ended (pthread_exit) while profiler threads lived. */
+/* Whether the main thread has ended (pthread_exit) while profiler threads lived, and whether a
+ * thread has called exit(0) for the process. */
 static _Atomic int main_thread_ended;
-/* Program threads in thread_ends now, and whether one of them has called exit(0). */
-static _Atomic int threads_ending;
 static _Atomic int exit_claimed;
 
-/* Whether the task `tid` of this process has ended (a zombie, as the main thread stays after
- * pthread_exit until the process ends); unreadable (gone): yes. */
-static int task_ended(int tid) {
-    char path[64], stat[256];
+/* A task of this process, told from a later one on the same tid by its start time. */
+typedef struct {
+    int32_t tid;
+    uint64_t start;
+} task_identity;
+
+/* Tasks that are not the program's to count: the profiler's threads while they run, and program
+ * threads that have reached their end (thread_ends), which may take a while longer to be gone.
+ * Bounded; a task left out when it is full counts as the program's (the safe side: no exit). */
+enum { UNCOUNTED_CAPACITY = 256 };
+static pthread_mutex_t uncounted_lock = PTHREAD_MUTEX_INITIALIZER;
+static task_identity uncounted[UNCOUNTED_CAPACITY];
+static int uncounted_count;
+
+/* What /proc says of task `tid`: 1 alive (its start time in `*start`), 0 ended (gone, or a
+ * zombie as the main thread stays after pthread_exit), -1 not known (then taken for alive). */
+static int task_state(int tid, uint64_t *start) {
+    char path[64], stat[512];
     snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
     ss_file_identity identity;
     int fd = ss_borrowed_open(path, 0, &identity);
-    if (fd < 0) return 1;
+    if (fd < 0) return errno == ENOENT || errno == ESRCH ? 0 : -1;
     ssize_t length = pread(fd, stat, sizeof stat - 1, 0);
+    int error = errno;
     ss_borrowed_close(fd, &identity);
-    if (length <= 0) return 1;
+    if (length <= 0) return length == 0 || error == ESRCH ? 0 : -1;
     stat[length] = 0;
-    const char *state = strrchr(stat, ')'); /* the name in parentheses may hold anything */
-    return state && (state[2] == 'Z' || state[2] == 'X');
+    const char *field = strrchr(stat, ')'); /* the name in parentheses may hold anything */
+    if (!field || field[1] != ' ') return -1;
+    if (field[2] == 'Z' || field[2] == 'X') return 0;
+    /* The start time is the 22nd field, the 20th after the name. */
+    for (int skipped = 0; skipped < 20 && field; skipped++) field = strchr(field + 1, ' ');
+    if (!field) return -1;
+    *start = strtoull(field + 1, NULL, 10);
+    return 1;
 }
 
-/* Threads of this process other than the caller that have not ended, by /proc/self/task;
- * -1 if it cannot be read. */
-static int other_threads_alive(void) {
+static void note_uncounted(int32_t tid) {
+    task_identity task = {tid, 0};
+    if (task_state(tid, &task.start) != 1) return;
+    pthread_mutex_lock(&uncounted_lock);
+    if (uncounted_count == UNCOUNTED_CAPACITY) { /* make room: forget the tasks that are gone */
+        int kept = 0;
+        for (int i = 0; i < uncounted_count; i++) {
+            uint64_t start = 0;
+            if (task_state(uncounted[i].tid, &start) != 0 && start == uncounted[i].start) uncounted[kept++] = uncounted[i];
+        }
+        uncounted_count = kept;
+    }
+    if (uncounted_count < UNCOUNTED_CAPACITY) uncounted[uncounted_count++] = task;
+    pthread_mutex_unlock(&uncounted_lock);
+}
+
+static void forget_uncounted(int32_t tid) {
+    pthread_mutex_lock(&uncounted_lock);
+    for (int i = 0; i < uncounted_count; i++) {
+        if (uncounted[i].tid == tid) uncounted[i] = uncounted[--uncounted_count];
+    }
+    pthread_mutex_unlock(&uncounted_lock);
+}
+
+static int is_uncounted(task_identity task) {
+    pthread_mutex_lock(&uncounted_lock);
+    int found = 0;
+    for (int i = 0; i < uncounted_count && !found; i++) found = uncounted[i].tid == task.tid && uncounted[i].start == task.start;
+    pthread_mutex_unlock(&uncounted_lock);
+    return found;
+}
+
+/* Whether a thread of the program other than the caller may still run: one listed in
+ * /proc/self/task that has not ended and is none of the uncounted; yes when in doubt. */
+static int program_thread_left(void) {
     ss_file_identity identity;
     int fd = ss_borrowed_open("/proc/self/task", O_DIRECTORY, &identity);
-    if (fd < 0) return -1;
-    int alive = 0;
+    if (fd < 0) return 1;
+    int left = 0;
     int32_t self = ss_current_tid();
     char buffer[4096];
     long count;
-    while ((count = ss_borrowed_read_directory(fd, &identity, buffer, sizeof buffer)) > 0) {
-        for (long offset = 0; offset < count;) {
+    while (!left && (count = ss_borrowed_read_directory(fd, &identity, buffer, sizeof buffer)) > 0) {
+        for (long offset = 0; offset < count && !left;) {
             const struct dirent64 *entry = (const struct dirent64 *)(buffer + offset);
             offset += entry->d_reclen;
-            int tid = atoi(entry->d_name);
-            if (tid > 0 && tid != self && !task_ended(tid)) alive++;
+            task_identity task = {atoi(entry->d_name), 0};
+            if (task.tid <= 0 || task.tid == self) continue;
+            int state = task_state(task.tid, &task.start);
+            left = state < 0 || (state == 1 && !is_uncounted(task));
         }
     }
     ss_borrowed_close(fd, &identity);
-    return count < 0 ? -1 : alive;
+    return left || count < 0;
+}
+
+/* Ends the process as the C library would, if the main thread has ended and no other thread of
+ * the program is left (one caller only). */
+static void exit_if_last(void) {
+    if (!atomic_load(&main_thread_ended) || atomic_load(&profiler_threads) == 0 || program_thread_left()) return;
+    if (!atomic_exchange(&exit_claimed, 1)) exit(0);
 }
 
 /* A program thread ends: detached from the session, and the process ended as the C library
- * would end it were the profiler's threads not counted (see the top of this file): when the
- * main thread has ended and every other thread left is the profiler's, or a program thread
- * ending too (of those, the first to see it calls exit). */
-static void thread_ends(void *unused) {
-    (void)unused;
-    ss_thread_detach_ending();
-    if (ss_current_tid() == getpid()) atomic_store(&main_thread_ended, 1);
-    if (!atomic_load(&main_thread_ended) || atomic_load(&profiler_threads) == 0) return;
-    int ending = atomic_fetch_add(&threads_ending, 1) + 1;
-    int alive = other_threads_alive();
-    if (alive >= 0 && alive <= atomic_load(&profiler_threads) + ending - 1 && !atomic_exchange(&exit_claimed, 1)) exit(0);
-    atomic_fetch_sub(&threads_ending, 1);
+ * would end it were the profiler's threads not counted (see the top of this file). Run in two
+ * rounds of the thread's key destructors: the check comes in the second, after the program's
+ * own destructors of the first. */
+static void thread_ends(void *round) {
+    if (round == (void *)1) {
+        ss_thread_detach_ending();
+        if (ss_current_tid() == getpid()) atomic_store(&main_thread_ended, 1);
+        if (!atomic_load(&main_thread_ended) || atomic_load(&profiler_threads) == 0) return;
+        note_uncounted(ss_current_tid());
+        pthread_setspecific(ending_key, (void *)2);
+        return;
+    }
+    exit_if_last();
 }
 
 static void create_ending_key(void) { ending_key_ready = pthread_key_create(&ending_key, thread_ends) == 0; }
@@ -154,8 +219,7 @@ void pthread_exit(void *value) {
         watch_thread_end();
         if (!ending_key_ready) {
             atomic_store(&main_thread_ended, 1);
-            int alive = other_threads_alive();
-            if (alive >= 0 && alive <= atomic_load(&profiler_threads) && !atomic_exchange(&exit_claimed, 1)) exit(0);
+            exit_if_last();
         }
     }
     if (real) real(value);
@@ -167,7 +231,9 @@ void pthread_exit(void *value) {
 static void *profiler_thread_trampoline(void *opaque) {
     thread_start start = *(thread_start *)opaque;
     free(opaque);
+    note_uncounted(ss_current_tid());
     void *result = start.start(start.argument);
+    forget_uncounted(ss_current_tid());
     atomic_fetch_sub(&profiler_threads, 1);
     return result;
 }
@@ -196,6 +262,7 @@ int ss_main_thread_ended(void) { return atomic_load(&main_thread_ended); }
 void ss_profiler_threads_forget_after_fork(void) {
     atomic_store(&profiler_threads, 0);
     atomic_store(&main_thread_ended, 0);
-    atomic_store(&threads_ending, 0);
     atomic_store(&exit_claimed, 0);
+    pthread_mutex_init(&uncounted_lock, NULL);
+    uncounted_count = 0;
 }

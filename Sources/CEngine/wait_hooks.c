@@ -49,6 +49,35 @@ static inline __attribute__((always_inline)) void deliver_pending_sample(int sig
     ss_real_sigmask(SIG_SETMASK, &previous, NULL);
 }
 
+/* Threads in such a wait now, with the engine's signal blocked by the profiler and not by the
+ * program: the mask scan (ThreadScan.swift) takes them as not blocking it, as their own mask
+ * for the wait says, rather than disarm them for good. Lock-free; a thread finding no free
+ * place is not noted (it may then be disarmed while it waits, until a scan sees it work). */
+enum { WAITING_CAPACITY = 256 };
+static _Atomic int32_t waiting[WAITING_CAPACITY];
+
+static int enter_wait(void) {
+    int32_t tid = ss_current_tid();
+    for (int slot = 0; slot < WAITING_CAPACITY; slot++) {
+        int32_t free_slot = 0;
+        if (atomic_load_explicit(&waiting[slot], memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_strong(&waiting[slot], &free_slot, tid))
+            return slot;
+    }
+    return -1;
+}
+
+/* Leaves the waiting threads, the wait's errno kept. */
+static void finish_wait(int slot) {
+    if (slot >= 0) atomic_store(&waiting[slot], 0);
+}
+
+int ss_thread_in_masked_wait(int32_t tid) {
+    for (int slot = 0; slot < WAITING_CAPACITY; slot++)
+        if (atomic_load_explicit(&waiting[slot], memory_order_relaxed) == tid) return 1;
+    return 0;
+}
+
 /* The mask the wait runs with: `program`'s, or `adjusted` (it, with the engine's signal blocked). */
 static inline __attribute__((always_inline)) const sigset_t *wait_mask(const sigset_t *program, sigset_t *adjusted) {
     int signo = ss_engine_signal();
@@ -67,7 +96,11 @@ int ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout, cons
     __typeof__(&ppoll) real = real_function(REAL_PPOLL);
     if (!real) return -1;
     sigset_t adjusted;
-    return real(fds, count, timeout, wait_mask(mask, &adjusted));
+    const sigset_t *used = wait_mask(mask, &adjusted);
+    int slot = used == &adjusted ? enter_wait() : -1;
+    int result = real(fds, count, timeout, used);
+    finish_wait(slot);
+    return result;
 }
 
 /* ppoll under _FORTIFY_SOURCE. */
@@ -75,33 +108,53 @@ int __ppoll_chk(struct pollfd *fds, nfds_t count, const struct timespec *timeout
     int (*real)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t) = real_function(REAL_PPOLL_CHK);
     if (!real) return -1;
     sigset_t adjusted;
-    return real(fds, count, timeout, wait_mask(mask, &adjusted), fds_length);
+    const sigset_t *used = wait_mask(mask, &adjusted);
+    int slot = used == &adjusted ? enter_wait() : -1;
+    int result = real(fds, count, timeout, used, fds_length);
+    finish_wait(slot);
+    return result;
 }
 
 int pselect(int count, fd_set *read, fd_set *write, fd_set *except, const struct timespec *timeout, const sigset_t *mask) {
     __typeof__(&pselect) real = real_function(REAL_PSELECT);
     if (!real) return -1;
     sigset_t adjusted;
-    return real(count, read, write, except, timeout, wait_mask(mask, &adjusted));
+    const sigset_t *used = wait_mask(mask, &adjusted);
+    int slot = used == &adjusted ? enter_wait() : -1;
+    int result = real(count, read, write, except, timeout, used);
+    finish_wait(slot);
+    return result;
 }
 
 int epoll_pwait(int epoll, struct epoll_event *events, int capacity, int timeout, const sigset_t *mask) {
     __typeof__(&epoll_pwait) real = real_function(REAL_EPOLL_PWAIT);
     if (!real) return -1;
     sigset_t adjusted;
-    return real(epoll, events, capacity, timeout, wait_mask(mask, &adjusted));
+    const sigset_t *used = wait_mask(mask, &adjusted);
+    int slot = used == &adjusted ? enter_wait() : -1;
+    int result = real(epoll, events, capacity, timeout, used);
+    finish_wait(slot);
+    return result;
 }
 
 int epoll_pwait2(int epoll, struct epoll_event *events, int capacity, const struct timespec *timeout, const sigset_t *mask) {
     __typeof__(&epoll_pwait2) real = real_function(REAL_EPOLL_PWAIT2);
     if (!real) return -1;
     sigset_t adjusted;
-    return real(epoll, events, capacity, timeout, wait_mask(mask, &adjusted));
+    const sigset_t *used = wait_mask(mask, &adjusted);
+    int slot = used == &adjusted ? enter_wait() : -1;
+    int result = real(epoll, events, capacity, timeout, used);
+    finish_wait(slot);
+    return result;
 }
 
 int sigsuspend(const sigset_t *mask) {
     __typeof__(&sigsuspend) real = real_function(REAL_SIGSUSPEND);
     if (!real) return -1;
     sigset_t adjusted;
-    return real(wait_mask(mask, &adjusted));
+    const sigset_t *used = wait_mask(mask, &adjusted);
+    int slot = used == &adjusted ? enter_wait() : -1;
+    int result = real(used);
+    finish_wait(slot);
+    return result;
 }

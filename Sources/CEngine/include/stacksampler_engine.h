@@ -253,6 +253,11 @@ long ss_borrowed_read_directory(int fd, const ss_file_identity *identity, void *
 /** The load address of the module holding `address` (0 if none), and its file as the loader
  *  names it in `*path` (if `path`); takes the loader's lock, never in a signal handler. */
 uintptr_t ss_module_base_of(uintptr_t address, const char **path);
+/** Whether thread `tid` is in a wait that sets its signal mask for the wait's length
+ *  (wait_hooks.c), the engine's signal blocked there by the profiler, not by the program. */
+int ss_thread_in_masked_wait(int32_t tid);
+/** The load address of the program's executable (0 if unknown). */
+uintptr_t ss_program_base(void);
 /* Whether the main thread has ended by pthread_exit while the profiler's threads lived (it stays
  * a zombie in /proc/self/task until the process ends, and is not attached again). */
 int ss_main_thread_ended(void);

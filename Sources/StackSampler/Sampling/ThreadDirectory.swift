@@ -26,7 +26,8 @@ enum ThreadDirectory {
             return sigismember(&mask, signo) == 1
         }
         let blocked = ss_thread_blocks_signal(tid, signo)
-        return blocked < 0 ? nil : blocked == 1
+        // In an interposed wait, blocked by the profiler for the wait's length, not by the program.
+        return blocked < 0 ? nil : blocked == 1 && ss_thread_in_masked_wait(tid) == 0
     }
 
     /// The thread's name (`comm`), or nil once it has exited.

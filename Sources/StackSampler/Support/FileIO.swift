@@ -57,9 +57,16 @@ package enum FileIO {
         defer { ss_borrowed_close(descriptor, &identity) }
         var chunk = [UInt8](repeating: 0, count: max(1, chunkSize))
         var total = 0
+        var positional = true // a pipe or FIFO (a credentials file given as one) is read in sequence
         while total < limit {
             let wanted = min(chunk.count, limit - total)
-            let count = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, wanted, off_t(total)) }
+            let count = chunk.withUnsafeMutableBytes {
+                positional ? pread(descriptor, $0.baseAddress, wanted, off_t(total)) : read(descriptor, $0.baseAddress, wanted)
+            }
+            if count < 0 && errno == ESPIPE && positional {
+                positional = false
+                continue
+            }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return count == 0 }
             total += count

@@ -7,34 +7,24 @@ import Glibc
 enum ProfilerModules {
     /// The paths, as `map` (this process's mappings) names them.
     static func paths(in map: ModuleMap) -> Set<String> {
-        let engine = unsafeBitCast(ss_engine_init as @convention(c) (UnsafePointer<ss_config>?) -> Int32, to: UInt.self)
-        let swiftPart = UInt(bitPattern: UnsafeRawPointer(#dsohandle))
         let program = realpath("/proc/thread-self/exe", nil).map { resolved in
             defer { free(resolved) }
             return String(cString: resolved)
         }
-        return Set([engine, swiftPart].compactMap { map.module(containing: $0)?.path }.filter { $0 != program })
+        return Set(ownCode.compactMap { map.module(containing: $0)?.path }.filter { $0 != program })
     }
 
     /// Where the profiler's own modules are loaded (`dladdr`'s base of each), for
     /// `isProfilerCode`; empty when the profiler is linked into the program.
     static func loadedBases() -> Set<UInt> {
-        let engine = unsafeBitCast(ss_engine_init as @convention(c) (UnsafePointer<ss_config>?) -> Int32, to: UInt.self)
-        let swiftPart = UInt(bitPattern: UnsafeRawPointer(#dsohandle))
-        let program = realpath("/proc/thread-self/exe", nil).map { resolved in
-            defer { free(resolved) }
-            return String(cString: resolved)
-        }
-        return Set([engine, swiftPart].compactMap { address -> UInt? in
-            var name: UnsafePointer<CChar>?
-            let base = UInt(ss_module_base_of(address, &name))
-            guard base != 0, let name else { return nil }
-            let path = realpath(name, nil).map { resolved in
-                defer { free(resolved) }
-                return String(cString: resolved)
-            }
-            return path == program ? nil : base
-        })
+        let program = UInt(ss_program_base())
+        return Set(ownCode.map { UInt(ss_module_base_of($0, nil)) }.filter { $0 != 0 && $0 != program })
+    }
+
+    /// An address in each of the profiler's modules: the engine's, and this Swift part's.
+    private static var ownCode: [UInt] {
+        [unsafeBitCast(ss_engine_init as @convention(c) (UnsafePointer<ss_config>?) -> Int32, to: UInt.self),
+         UInt(bitPattern: UnsafeRawPointer(#dsohandle))]
     }
 
     /// Whether `address` is code of a module loaded at one of `bases`.
