@@ -92,13 +92,20 @@ static inline __attribute__((always_inline)) const sigset_t *wait_mask(const sig
     return adjusted;
 }
 
+/* The mask the wait runs with (wait_mask), the calling thread noted as waiting (`*slot`) when it
+ * is the profiler's adjusted one. */
+static inline __attribute__((always_inline)) const sigset_t *begin_wait(const sigset_t *program, sigset_t *adjusted, int *slot) {
+    const sigset_t *used = wait_mask(program, adjusted);
+    *slot = used == adjusted ? enter_wait() : -1;
+    return used;
+}
+
 int ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask) {
     __typeof__(&ppoll) real = real_function(REAL_PPOLL);
     if (!real) return -1;
-    sigset_t adjusted;
-    const sigset_t *used = wait_mask(mask, &adjusted);
-    int slot = used == &adjusted ? enter_wait() : -1;
-    int result = real(fds, count, timeout, used);
+    sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
+    int slot;          /* the thread's place among the waiting, or -1 */
+    int result = real(fds, count, timeout, begin_wait(mask, &adjusted, &slot));
     finish_wait(slot);
     return result;
 }
@@ -107,10 +114,9 @@ int ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout, cons
 int __ppoll_chk(struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask, size_t fds_length) {
     int (*real)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t) = real_function(REAL_PPOLL_CHK);
     if (!real) return -1;
-    sigset_t adjusted;
-    const sigset_t *used = wait_mask(mask, &adjusted);
-    int slot = used == &adjusted ? enter_wait() : -1;
-    int result = real(fds, count, timeout, used, fds_length);
+    sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
+    int slot;          /* the thread's place among the waiting, or -1 */
+    int result = real(fds, count, timeout, begin_wait(mask, &adjusted, &slot), fds_length);
     finish_wait(slot);
     return result;
 }
@@ -118,10 +124,9 @@ int __ppoll_chk(struct pollfd *fds, nfds_t count, const struct timespec *timeout
 int pselect(int count, fd_set *read, fd_set *write, fd_set *except, const struct timespec *timeout, const sigset_t *mask) {
     __typeof__(&pselect) real = real_function(REAL_PSELECT);
     if (!real) return -1;
-    sigset_t adjusted;
-    const sigset_t *used = wait_mask(mask, &adjusted);
-    int slot = used == &adjusted ? enter_wait() : -1;
-    int result = real(count, read, write, except, timeout, used);
+    sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
+    int slot;          /* the thread's place among the waiting, or -1 */
+    int result = real(count, read, write, except, timeout, begin_wait(mask, &adjusted, &slot));
     finish_wait(slot);
     return result;
 }
@@ -129,10 +134,9 @@ int pselect(int count, fd_set *read, fd_set *write, fd_set *except, const struct
 int epoll_pwait(int epoll, struct epoll_event *events, int capacity, int timeout, const sigset_t *mask) {
     __typeof__(&epoll_pwait) real = real_function(REAL_EPOLL_PWAIT);
     if (!real) return -1;
-    sigset_t adjusted;
-    const sigset_t *used = wait_mask(mask, &adjusted);
-    int slot = used == &adjusted ? enter_wait() : -1;
-    int result = real(epoll, events, capacity, timeout, used);
+    sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
+    int slot;          /* the thread's place among the waiting, or -1 */
+    int result = real(epoll, events, capacity, timeout, begin_wait(mask, &adjusted, &slot));
     finish_wait(slot);
     return result;
 }
@@ -140,10 +144,9 @@ int epoll_pwait(int epoll, struct epoll_event *events, int capacity, int timeout
 int epoll_pwait2(int epoll, struct epoll_event *events, int capacity, const struct timespec *timeout, const sigset_t *mask) {
     __typeof__(&epoll_pwait2) real = real_function(REAL_EPOLL_PWAIT2);
     if (!real) return -1;
-    sigset_t adjusted;
-    const sigset_t *used = wait_mask(mask, &adjusted);
-    int slot = used == &adjusted ? enter_wait() : -1;
-    int result = real(epoll, events, capacity, timeout, used);
+    sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
+    int slot;          /* the thread's place among the waiting, or -1 */
+    int result = real(epoll, events, capacity, timeout, begin_wait(mask, &adjusted, &slot));
     finish_wait(slot);
     return result;
 }
@@ -151,10 +154,9 @@ int epoll_pwait2(int epoll, struct epoll_event *events, int capacity, const stru
 int sigsuspend(const sigset_t *mask) {
     __typeof__(&sigsuspend) real = real_function(REAL_SIGSUSPEND);
     if (!real) return -1;
-    sigset_t adjusted;
-    const sigset_t *used = wait_mask(mask, &adjusted);
-    int slot = used == &adjusted ? enter_wait() : -1;
-    int result = real(used);
+    sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
+    int slot;          /* the thread's place among the waiting, or -1 */
+    int result = real(begin_wait(mask, &adjusted, &slot));
     finish_wait(slot);
     return result;
 }
