@@ -3,7 +3,10 @@
  * `workers-last` (the default): the main thread starts three workers and calls pthread_exit at
  * once; each worker spins about 0.2 s of CPU in `worker_spin`, then sleeps 0.2 s in
  * `worker_nap` and returns. `main-last`: the main thread starts them, joins them, then calls
- * pthread_exit itself. Prints `workers N` as the last worker ends (or as main exits).
+ * pthread_exit itself. `pool`: the main thread starts the three workers and a manager, which
+ * starts four short helpers (`pool_helper`, 50 ms asleep) and joins them, then calls
+ * pthread_exit at once; the workers end last (the process must not end before they do).
+ * Prints `workers N` as the last worker ends.
  * Build: gcc -O2 -pthread -o main_exits_first main_exits_first.c */
 #include "workload.h"
 #include <pthread.h>
@@ -31,10 +34,28 @@ static void *worker(void *unused) {
     return NULL;
 }
 
+SAMPLED_FUNCTION static void *pool_helper(void *unused) {
+    (void)unused;
+    sleep_ms(50);
+    return NULL;
+}
+
+static void *pool_manager(void *unused) {
+    (void)unused;
+    pthread_t helpers[4];
+    for (int i = 0; i < 4; i++) pthread_create(&helpers[i], NULL, pool_helper, NULL);
+    for (int i = 0; i < 4; i++) pthread_join(helpers[i], NULL);
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     const int mainLast = argc > 1 && strcmp(argv[1], "main-last") == 0;
     pthread_t threads[WORKERS];
     for (int i = 0; i < WORKERS; i++) pthread_create(&threads[i], NULL, worker, NULL);
+    if (argc > 1 && strcmp(argv[1], "pool") == 0) {
+        pthread_t manager;
+        pthread_create(&manager, NULL, pool_manager, NULL);
+    }
     if (mainLast) {
         for (int i = 0; i < WORKERS; i++) pthread_join(threads[i], NULL);
     }
