@@ -169,11 +169,12 @@ static void thread_ends(void *round) {
     if (round == (void *)1) {
         ss_thread_detach_ending();
         if (ss_current_tid() == getpid()) atomic_store(&main_thread_ended, 1);
-        if (!atomic_load(&main_thread_ended) || atomic_load(&profiler_threads) == 0) return;
-        note_uncounted(ss_current_tid());
-        pthread_setspecific(ending_key, (void *)2);
+        if (atomic_load(&profiler_threads) > 0) pthread_setspecific(ending_key, (void *)2);
         return;
     }
+    /* The main thread may have ended meanwhile: checked in this round, not the first. */
+    if (!atomic_load(&main_thread_ended)) return;
+    note_uncounted(ss_current_tid());
     exit_if_last();
 }
 
