@@ -100,6 +100,24 @@ static void copy_out(const ss_switch_ring *ring, uint64_t offset, void *into, si
     memcpy((unsigned char *)into + first, ring->data, length - first);
 }
 
+/* The record at `offset`, whose header is `header`, as a switch in `*decoded`: 1 for a switch or
+ * a loss, 0 for a record of another kind. */
+static int decode(const ss_switch_ring *ring, uint64_t offset, const struct perf_event_header *header, ss_switch *decoded) {
+    if (header->type == PERF_RECORD_SWITCH && header->size >= sizeof *header + sizeof(uint64_t)) {
+        uint64_t time;
+        copy_out(ring, offset + sizeof *header, &time, sizeof time);
+        int out = (header->misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+        int preempted = (header->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
+        *decoded = (ss_switch){time, !out ? SS_SWITCH_IN : preempted ? SS_SWITCH_OUT_PREEMPTED : SS_SWITCH_OUT_BLOCKED};
+        return 1;
+    }
+    if (header->type == PERF_RECORD_LOST) {
+        *decoded = (ss_switch){0, SS_SWITCH_LOST};
+        return 1;
+    }
+    return 0;
+}
+
 int ss_switch_ring_read(ss_switch_ring *ring, ss_switch *switches, int capacity) {
     uint64_t head = __atomic_load_n(&ring->control->data_head, __ATOMIC_ACQUIRE);
     uint64_t tail = ring->control->data_tail;
@@ -111,19 +129,30 @@ int ss_switch_ring_read(ss_switch_ring *ring, ss_switch *switches, int capacity)
             tail = head;
             break;
         }
-        if (header.type == PERF_RECORD_SWITCH && header.size >= sizeof header + sizeof(uint64_t)) {
-            uint64_t time;
-            copy_out(ring, tail + sizeof header, &time, sizeof time);
-            int out = (header.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
-            int preempted = (header.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
-            switches[count++] = (ss_switch){time, !out ? SS_SWITCH_IN : preempted ? SS_SWITCH_OUT_PREEMPTED : SS_SWITCH_OUT_BLOCKED};
-        } else if (header.type == PERF_RECORD_LOST) {
-            switches[count++] = (ss_switch){0, SS_SWITCH_LOST};
-        }
+        if (decode(ring, tail, &header, &switches[count])) count++;
         tail += header.size;
     }
     __atomic_store_n(&ring->control->data_tail, tail, __ATOMIC_RELEASE);
     return count;
+}
+
+int ss_switch_ring_newest(const ss_switch_ring *ring, ss_switch *newest) {
+    uint64_t head = __atomic_load_n(&ring->control->data_head, __ATOMIC_ACQUIRE);
+    uint64_t offset = ring->control->data_tail;
+    int found = 0;
+    while (offset < head) {
+        struct perf_event_header header;
+        copy_out(ring, offset, &header, sizeof header);
+        if (header.size < sizeof header) break;
+        if (decode(ring, offset, &header, newest)) found = 1;
+        offset += header.size;
+    }
+    return found;
+}
+
+int ss_switch_ring_filling(const ss_switch_ring *ring) {
+    uint64_t head = __atomic_load_n(&ring->control->data_head, __ATOMIC_ACQUIRE);
+    return head - ring->control->data_tail >= ring->data_size / 2;
 }
 
 int ss_switch_ring_unread(const ss_switch_ring *ring) {

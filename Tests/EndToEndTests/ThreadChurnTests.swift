@@ -90,13 +90,15 @@ extension EndToEnd {
         /// the clock reads) give about 2,000 samples: +10 % is 4.5 standard deviations. The
         /// counters count user space only, and a thread's CPU time also holds its start and exit in
         /// the kernel, whose share grows when other processes keep the cores busy: alone the ratio
-        /// is 0.95-1.04, in two full suites run in parallel on the 2 cores it was 0.83 and 0.59. So
-        /// no more than its CPU allows is the tight bound, and the lower one only says the samples
-        /// are there.
+        /// is 0.95-1.04, in two full suites run in parallel on the 2 cores it was 0.83 and 0.59, and
+        /// alone on a machine whose kernel made thread starts and exits dear (60-80 % of these
+        /// threads' CPU in the kernel, as the summary's counts line said) 0.25-0.36, for the build
+        /// before as for the one after (2026-11-29). So no more than its CPU allows is the tight
+        /// bound, and the lower one only says the samples are there.
         @Test("30,000 threads of 50 µs get churn_fn samples no more than 10 % over their CPU / period (cpu, perf engine, 1 ms)")
         func shortThreadsAreNotOverCounted() throws {
             let share = try Self.churnShare(threads: 30_000, microseconds: 50, periodMilliseconds: 1, engine: "perf")
-            #expect(share.ratio <= 1.1 && share.ratio >= 0.4, "\(share.detail)")
+            #expect(share.ratio <= 1.1 && share.ratio >= 0.15, "\(share.detail)")
         }
 
         /// The profiler takes one thread-specific key, as its first thread starts (the ledger's bound);

@@ -299,6 +299,12 @@ int ss_switch_ring_bound(void);
  *  Call from one thread at a time. */
 int ss_switch_ring_read(ss_switch_ring *ring, ss_switch *switches, int capacity);
 
+/** The newest of the ring's records not read yet, left unread: 1, or 0 when there is none. */
+int ss_switch_ring_newest(const ss_switch_ring *ring, ss_switch *newest);
+
+/** Whether the records not read yet take half the ring or more (read them before it fills). */
+int ss_switch_ring_filling(const ss_switch_ring *ring);
+
 /** Whether the ring holds records not read yet: none, and the thread has not been switched in or
  *  out since the last read (on x86-64, a load after reading memory the thread wrote since it was
  *  switched in sees its record). */

@@ -10,6 +10,12 @@ protocol SamplerSchedule: AnyObject {
     var intervalNanoseconds: UInt64 { get }
     /// Ticks the next wake should come after (it may come later: `wake`'s `late`).
     var ticksPerWake: Int { get }
+    /// Ticks between two looks at the threads' sleeps (`lookAtSleeps`) while the ticks wait to be
+    /// counted: no more than `ticksPerWake`.
+    var ticksPerLook: Int { get }
+    /// A wake between those that count ticks: what must be seen at the time of tick `tick`, and
+    /// cannot be seen later, is seen now and kept for the wake that counts that tick.
+    func lookAtSleeps(at tick: UInt64)
     /// Wake-ups that came late: ticks counted with the stacks found when the sampler woke.
     var missedTicks: Int { get }
     /// Ticks of a thread whose stack could not be known without risk (`Profile.Losses.skippedTicks`).
@@ -50,6 +56,8 @@ protocol SamplerSchedule: AnyObject {
 
 extension SamplerSchedule {
     var ticksPerWake: Int { 1 }
+    var ticksPerLook: Int { ticksPerWake }
+    func lookAtSleeps(at tick: UInt64) {}
     var watchesNewThreads: Bool { false }
     func threadsEnded(_ notes: [ss_ended_thread]) {}
     func threadEnding(_ tid: Int32, routing: inout SampleRouting) {}

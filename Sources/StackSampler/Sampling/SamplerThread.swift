@@ -48,6 +48,8 @@ final class SamplerThread: @unchecked Sendable {
     private(set) var windowsCut = 0
     /// The last tick counted: ticks lie on a grid from the loop's start (touched under `loopLock`).
     private var lastTick: UInt64 = 0
+    /// The tick of the last look between counting wakes (`SamplerSchedule.lookAtSleeps`).
+    private var lastLook: UInt64 = 0
     /// Reused by every wake to take the ended threads' notes (touched under `loopLock`).
     private var endedBuffer = [ss_ended_thread](repeating: ss_ended_thread(), count: 64)
 
@@ -230,9 +232,11 @@ final class SamplerThread: @unchecked Sendable {
         var windowEnd = startTime &+ (window?.nanoseconds ?? 0)
         while !stopRequested.load(ordering: .acquiring) {
             // A window is cut at the first tick at or after its end, however many ticks a wake counts.
-            let wakeAt = loopLock.withLock { _ in
-                let planned = lastTick &+ UInt64(schedule.ticksPerWake) &* interval
-                return window == nil ? planned : min(planned, max(windowEnd, lastTick &+ interval))
+            let (wakeAt, counting) = loopLock.withLock { _ in
+                var counting = lastTick &+ UInt64(schedule.ticksPerWake) &* interval
+                if window != nil { counting = min(counting, max(windowEnd, lastTick &+ interval)) }
+                let look = max(lastTick, lastLook) &+ UInt64(schedule.ticksPerLook) &* interval
+                return (min(counting, look), counting)
             }
             let woken = ss_sampler_sleep_until(wakeAt, schedule.watchesNewThreads && schedule.ticksPerWake > 1 ? 1 : 0)
             if woken == Int32(SS_WOKEN_TO_STOP) { break }
@@ -251,6 +255,15 @@ final class SamplerThread: @unchecked Sendable {
             let now = ss_now_ns()
             ss_module_cache_refresh()
             ss_code_ranges_refresh()
+            if now < counting {
+                // Between the wakes that count ticks: a look at the threads at the last tick.
+                loopLock.withLock { _ in
+                    guard now > lastTick else { return }
+                    lastLook = lastTick &+ (now &- lastTick) / interval &* interval
+                    schedule.lookAtSleeps(at: lastLook)
+                }
+                continue
+            }
             let scanning = now &- lastScan >= Self.scanIntervalNanoseconds
             loopLock.withLock { _ in
                 countTicks(upTo: now, scanning: scanning)

@@ -45,8 +45,10 @@ final class WallScheduler: SamplerSchedule {
     private let counterPeriod: Int64
     private(set) var missedTicks = 0
     private(set) var skippedTicks = 0
-    /// Ticks the next wake comes after (see `adaptTicksPerWake`).
+    /// Ticks the next wake that counts ticks comes after (see `adaptTicksPerWake`).
     private(set) var ticksPerWake = 1
+    /// Ticks between two looks at the threads' sleeps (`lookAtSleeps`; see `adaptTicksPerWake`).
+    private(set) var ticksPerLook = 1
     /// The most ticks one wake may count: `longestWakeNanoseconds`, and a quarter of the
     /// engine's buffer at the pace of the counters' samples on every core.
     private let maximumTicksPerWake: Int
@@ -182,24 +184,56 @@ final class WallScheduler: SamplerSchedule {
     func wake(at now: UInt64, due: Int, late: Int, threads attached: ArraySlice<Int32>, routing: inout SampleRouting) {
         missedTicks += late
         ringSoughtThisWake = false
-        var guessed = newThreadWatched
+        var doubt = WakeDoubt(unknownPlace: newThreadWatched)
         newThreadWatched = false
         if now &- shortestSleep.spanStart >= Self.sleepMemoryNanoseconds {
             shortestSleep = (.max, shortestSleep.thisSpan, now)
         }
-        defer { adaptTicksPerWake(calm: !guessed) }
+        defer { adaptTicksPerWake(doubt) }
         let ended = endedThreads
         endedThreads = []
         for note in ended {
             guard let thread = threads[note.tid] else { continue }
-            if countTicks(of: thread, at: now, due: due, late: late, end: (note.cpu_ns, note.time_ns), routing: &routing) { guessed = true }
+            countTicks(of: thread, at: now, due: due, late: late, end: (note.cpu_ns, note.time_ns), doubt: &doubt, routing: &routing)
             // Gone for good: what its ticks waited for is counted now, and its ring and held file
             // are given back (a thread no scan saw and no tick counted would keep them otherwise).
             threadEnding(note.tid, routing: &routing)
             threadEnded(note.tid)
         }
         for tid in attached {
-            if countTicks(of: state(of: tid, watched: true), at: now, due: due, late: late, end: nil, routing: &routing) { guessed = true }
+            countTicks(of: state(of: tid, watched: true), at: now, due: due, late: late, end: nil, doubt: &doubt, routing: &routing)
+        }
+    }
+
+    /// Between the wakes that count ticks: a thread whose newest switch (left in its ring, unless
+    /// the ring fills) put it to sleep before `tick`, in a sleep not walked yet, is walked now,
+    /// before that sleep ends; the walk is kept for the wake that counts its ticks. The threads'
+    /// running needs no look: its ticks are counted later from the switches and samples, as
+    /// exactly as now.
+    func lookAtSleeps(at tick: UInt64) {
+        for thread in threads.values {
+            guard let ring = thread.ring else { continue }
+            // Left in the ring unless it fills: the wake that counts reads it.
+            if ss_switch_ring_filling(ring) != 0 { readRing(ring, into: &thread.backlog) }
+            // Where it is: its newest switch, read or not (none since the last wake: the place that wake found).
+            let newest = Self.newestSwitch(ring) ?? thread.backlog.last
+            let place = newest.map(WallThread.Place.init) ?? thread.place
+            guard case .asleep(let since) = place, since <= tick, thread.knownSleep != since, thread.walkedSleeps.last?.sleep != since,
+                  thread.wokenFrom != since else { continue }
+            let cpu = ss_thread_cpu_time_ns(thread.tid)
+            guard cpu >= 0 else { continue }
+            let stayedAsleep = { (Self.newestSwitch(ring) ?? thread.backlog.last)?.time_ns == newest?.time_ns && ss_thread_cpu_time_ns(thread.tid) == cpu }
+            switch walkBlocked(thread, cpu: cpu, at: tick, stayedAsleep: stayedAsleep) {
+            case .walked:
+                var known = WallThread.Known(sample: Sample(blockedWalker.sample), cpu: cpu, reach: Self.unmovedNanoseconds)
+                known.sleep = since
+                thread.walkedSleeps.append(known)
+                thread.lookWalked(true)
+            case .running:
+                thread.wokenFrom = since
+                thread.lookWalked(false)
+            case .unsettled, .gone: break
+            }
         }
     }
 
@@ -210,28 +244,29 @@ final class WallScheduler: SamplerSchedule {
     }
 
     /// Counts `thread`'s `due` ticks, the last at `now`; with `end` (its CPU time as it ended, and
-    /// when), only those up to then, from that CPU time. Returns whether a tick's stack could not
-    /// be known from its switches (the wake is not calm).
+    /// when), only those up to then, from that CPU time. Notes in `doubt` why a tick's stack could
+    /// not be known from its switches.
     private func countTicks(of thread: WallThread, at now: UInt64, due: Int, late: Int, end: (cpu: Int64, time: UInt64)?,
-                                     routing: inout SampleRouting) -> Bool {
-        var guessed = false
+                            doubt: inout WakeDoubt, routing: inout SampleRouting) {
         // Asleep since a sleep already walked, and no switch since: its ticks owed, counted in
         // one step later (`payOwed`). The common case of a program of many threads, first.
-        if end == nil, case .asleep(let since) = thread.place, thread.knownSleep == since, let ring = thread.ring,
-           ss_switch_ring_unread(ring) == 0 {
+        if end == nil, case .asleep(let since) = thread.place, thread.knownSleep == since, !hasUnreadSwitches(thread) {
             owe(thread, due, at: now, routing: &routing)
-            return false
+            return
         }
+        defer { thread.forgetWalkedSleepsLeft() }
         let before = thread.place
         let ringRead = ss_now_ns()
         var records = readSwitches(of: thread)
-        noteSleeps(from: before, records: records)
+        noteSleeps(of: thread, from: before, records: records)
         if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
             if let end {
                 skippedTicks += Self.ticks(due, at: now, spacing: intervalNanoseconds, upTo: end.time)
-                return true
+                doubt.unknownPlace = true
+                return
             }
-            return lookUnknown(thread, at: now, due: due, late: late, routing: &routing)
+            if lookUnknown(thread, at: now, due: due, late: late, routing: &routing) { doubt.unknownPlace = true }
+            return
         }
         payOwed(thread, routing: &routing)
         // Its CPU time at a known moment: the ticks' CPU times are that less its time on a core
@@ -249,15 +284,16 @@ final class WallScheduler: SamplerSchedule {
             (cpu, read) = Self.cpuTime(of: thread.tid)
             let placeBefore = thread.place
             let later = readSwitches(of: thread)
-            noteSleeps(from: placeBefore, records: later)
+            noteSleeps(of: thread, from: placeBefore, records: later)
             if later.contains(where: { $0.kind == SS_SWITCH_LOST }) {
-                return lookUnknown(thread, at: now, due: due, late: late, routing: &routing)
+                if lookUnknown(thread, at: now, due: due, late: late, routing: &routing) { doubt.unknownPlace = true }
+                return
             }
             records += later
         }
         guard cpu >= 0 else {
             skippedTicks += due  // gone: its ticks are counted lost, not dropped
-            return false
+            return
         }
         thread.cpuAtLastTick = cpu
         for late in (0..<due).reversed() {
@@ -269,7 +305,7 @@ final class WallScheduler: SamplerSchedule {
             // After it was attached and before its ring was open, where it was is not known.
             guard time >= thread.watchedSince else {
                 skippedTicks += 1
-                guessed = true // a new thread: the next one's first ticks are lost at one wake's length
+                doubt.unknownPlace = true // a new thread: the next one's first ticks are lost at one wake's length
                 continue
             }
             // Its CPU time at the tick: less what it ran since (asleep then, a sample taken after
@@ -280,14 +316,24 @@ final class WallScheduler: SamplerSchedule {
             case .asleep(let since):
                 if let known = thread.known, known.sleep == since {
                     count(thread, known: known, at: time, ticks: 1, routing: &routing)
+                } else if let index = thread.walkedSleeps.firstIndex(where: { $0.sleep == since }) {
+                    // Walked by a look between the wakes that count (`lookAtSleeps`); the sleeps
+                    // walked before it are over.
+                    let walked = thread.walkedSleeps[index]
+                    thread.walkedSleeps.removeFirst(index + 1)
+                    settle(thread, next: walked, routing: &routing)
+                    count(thread, known: walked, at: time, ticks: 1, routing: &routing)
                 } else if thread.place == place, end == nil, thread.wokenFrom != since {
                     // Woken (or moving) before it could be walked: lost. How long the sleep was,
                     // the switch that ends it will tell (`noteSleeps`).
                     if !look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing) { skippedTicks += 1 }
                 } else {
                     skippedTicks += 1 // a sleep that ended before the sampler could walk it
-                    if Self.length(ofSleepFrom: since, in: records).map({ $0 >= Self.shortestWalkableSleepNanoseconds }) ?? true {
-                        guessed = true
+                    let length = Self.length(ofSleepFrom: since, in: records)
+                    // Longer than two ticks: a look at the first tick in it would have walked it.
+                    if length.map({ $0 >= 2 * intervalNanoseconds }) ?? true { thread.lookWalked(true) }
+                    if thread.walkable, length.map({ $0 >= Self.shortestWalkableSleepNanoseconds }) ?? true {
+                        doubt.sleepMissed = true
                     }
                 }
             case .onCore, .preempted: tick(thread, cpu: cpu - running, at: time, ticks: 1, routing: &routing)
@@ -295,7 +341,6 @@ final class WallScheduler: SamplerSchedule {
             }
         }
         takeSamples(of: thread, upTo: .max, routing: &routing)
-        return guessed
     }
 
     /// How many of `due` ticks `spacing` apart, the last at `now`, come at or before `end`.
@@ -304,30 +349,34 @@ final class WallScheduler: SamplerSchedule {
         return max(0, due - Int((now - end + spacing - 1) / spacing))
     }
 
-    /// After a wake: one tick per wake while a sleep ended before it could be walked or a
-    /// thread's switches were not known (its ticks would be counted with the stack found at the
-    /// wake); after `calmWakesToGrow` calm wakes in a row, twice as many, up to the maximum, and
-    /// never more than half the shortest sleep seen in the last second or two (so that a wake
-    /// falls inside each sleep that long). A thread's switches carry the time of each, so counting
-    /// several ticks at one wake loses nothing else: the wake costs the same for one tick as for ten.
-    private func adaptTicksPerWake(calm: Bool) {
-        guard calm else {
+    /// After a wake that counted ticks: one tick per wake while a thread's switches were not known
+    /// (its ticks would be counted with the stack found at the wake); after `calmWakesToGrow` calm
+    /// wakes in a row, twice as many, up to the maximum. A thread's switches carry the time of
+    /// each, so counting several ticks at one wake loses nothing else: the wake costs the same for
+    /// one tick as for ten. Between them, looks at the sleeps (`lookAtSleeps`): one per tick while
+    /// a sleep ended before it could be walked, else never more than half the shortest sleep seen
+    /// in the last second or two apart, so that a look falls inside each sleep that long. A look
+    /// reads no thread's CPU time unless it is asleep, and counts nothing.
+    private func adaptTicksPerWake(_ doubt: WakeDoubt) {
+        if doubt.unknownPlace {
             ticksPerWake = 1
             calmWakes = 0
-            return
-        }
-        calmWakes += 1
-        if calmWakes >= Self.calmWakesToGrow {
-            ticksPerWake = min(maximumTicksPerWake, ticksPerWake * 2)
-            calmWakes = 0
+        } else {
+            calmWakes += 1
+            if calmWakes >= Self.calmWakesToGrow {
+                ticksPerWake = min(maximumTicksPerWake, ticksPerWake * 2)
+                calmWakes = 0
+            }
         }
         let shortest = min(shortestSleep.thisSpan, shortestSleep.lastSpan)
-        ticksPerWake = max(1, min(ticksPerWake, Int(min(shortest / (2 * intervalNanoseconds), UInt64(maximumTicksPerWake)))))
+        let lookSpacing = doubt.sleepMissed ? 1 : Int(min(shortest / (2 * intervalNanoseconds), UInt64(maximumTicksPerWake)))
+        ticksPerLook = max(1, min(ticksPerWake, lookSpacing))
     }
 
-    /// Notes the length of each sleep long enough to be walked that ended in `records` (a thread's
-    /// switches since `before`).
-    private func noteSleeps(from before: WallThread.Place, records: [ss_switch]) {
+    /// Notes the length of each sleep long enough to be walked that ended in `records` (`thread`'s
+    /// switches since `before`), if the thread's sleeps are walked when a look comes (`WallThread.walkable`).
+    private func noteSleeps(of thread: WallThread, from before: WallThread.Place, records: [ss_switch]) {
+        guard thread.walkable else { return }
         var sleepStart: UInt64? = if case .asleep(let since) = before { since } else { nil }
         for record in records {
             switch record.kind {
@@ -433,8 +482,8 @@ final class WallScheduler: SamplerSchedule {
         var lender: WallThread?
         if ringsOpen >= maximumRings {
             lender = threads.values.first { thread in
-                guard let ring = thread.ring, case .asleep(let since) = thread.place, thread.knownSleep == since,
-                      thread.pending.isEmpty, thread.samples.isEmpty, ss_switch_ring_unread(ring) == 0 else { return false }
+                guard thread.ring != nil, case .asleep(let since) = thread.place, thread.knownSleep == since,
+                      thread.pending.isEmpty, thread.samples.isEmpty, !hasUnreadSwitches(thread) else { return false }
                 return now &- since >= Self.longSleepNanoseconds
             }
             guard let sleeper = lender, let ring = sleeper.ring else { return }
@@ -480,17 +529,35 @@ final class WallScheduler: SamplerSchedule {
         return thread
     }
 
-    /// Takes in the thread's new context switches (oldest first; its place is then the last one's).
+    /// Takes in the thread's new context switches, those a look read first included (oldest first;
+    /// its place is then the last one's).
     private func readSwitches(of thread: WallThread) -> [ss_switch] {
         guard let ring = thread.ring else { return [] }
         var records: [ss_switch] = []
+        swap(&records, &thread.backlog)
+        readRing(ring, into: &records)
+        if let last = records.last { thread.place = WallThread.Place(last) }
+        return records
+    }
+
+    /// The newest record in the ring not read yet, if any.
+    private static func newestSwitch(_ ring: OpaquePointer) -> ss_switch? {
+        var newest = ss_switch()
+        return ss_switch_ring_newest(ring, &newest) != 0 ? newest : nil
+    }
+
+    /// Appends the ring's new records to `records`.
+    private func readRing(_ ring: OpaquePointer, into records: inout [ss_switch]) {
         while true {
             let count = switches.withUnsafeMutableBufferPointer { ss_switch_ring_read(ring, $0.baseAddress, Int32($0.count)) }
             records += switches[0..<Int(count)]
             if Int(count) < switches.count { break }
         }
-        if let last = records.last { thread.place = WallThread.Place(last) }
-        return records
+    }
+
+    /// Whether the thread has switches not taken in yet (read by a look, or still in its ring).
+    private func hasUnreadSwitches(_ thread: WallThread) -> Bool {
+        !thread.backlog.isEmpty || thread.ring.map { ss_switch_ring_unread($0) != 0 } ?? false
     }
 
     /// A tick of a thread on a core or waiting for one, at CPU time `cpu`: counted now if its
@@ -528,17 +595,11 @@ final class WallScheduler: SamplerSchedule {
         let stayedAsleep = ring.map { ring in { ss_switch_ring_unread(ring) == 0 && ss_thread_cpu_time_ns(thread.tid) == cpu } }
         // Without a ring: read before the walk, so that a core got during it or after changes it.
         let sequence = ring == nil ? ss_thread_schedule_sequence(thread.tid) : -1
-        // Its file is held from its second look on: a thread looked at once (a long sleep) needs none.
-        let look = thread.lookedAt
-            ? withUnsafeMutablePointer(to: &thread.heldFile) { heldFile in
-                blockedWalker.look(at: thread.tid, cpu: cpu, now: now, stayedAsleep: stayedAsleep, heldFile: heldFile)
-            }
-            : blockedWalker.look(at: thread.tid, cpu: cpu, now: now, stayedAsleep: stayedAsleep)
-        thread.lookedAt = true
-        switch look {
+        switch walkBlocked(thread, cpu: cpu, at: now, stayedAsleep: stayedAsleep) {
         case .walked:
             var known = WallThread.Known(sample: Sample(blockedWalker.sample), cpu: cpu, reach: Self.unmovedNanoseconds)
             known.sleep = sleep
+            if sleep != nil { thread.lookWalked(true) }
             settle(thread, next: known, routing: &routing)
             if sequence >= 0 { thread.asleepSequence = sequence }
             count(thread, known: known, at: now, ticks: due, routing: &routing)
@@ -549,9 +610,20 @@ final class WallScheduler: SamplerSchedule {
             return true
         case .running:
             thread.wokenFrom = sleep // its other ticks in that sleep are lost too, without a look
+            thread.lookWalked(false)
             return false
         case .unsettled, .gone:
             return false
+        }
+    }
+
+    /// Looks at `thread` through `/proc` (`BlockedThreadWalker.look`); its file is held from its
+    /// second look on: a thread looked at once (a long sleep) needs none.
+    private func walkBlocked(_ thread: WallThread, cpu: Int64, at now: UInt64, stayedAsleep: (() -> Bool)?) -> BlockedThreadWalker.Look {
+        defer { thread.lookedAt = true }
+        guard thread.lookedAt else { return blockedWalker.look(at: thread.tid, cpu: cpu, now: now, stayedAsleep: stayedAsleep) }
+        return withUnsafeMutablePointer(to: &thread.heldFile) { heldFile in
+            blockedWalker.look(at: thread.tid, cpu: cpu, now: now, stayedAsleep: stayedAsleep, heldFile: heldFile)
         }
     }
 
@@ -591,6 +663,15 @@ final class WallScheduler: SamplerSchedule {
             thread.counted = true
         }
     }
+}
+
+/// Why a wake that counted ticks could not know some tick's stack from the threads' switches.
+struct WakeDoubt {
+    /// A thread's place was not known (no ring, records lost, just watched): its ticks need a
+    /// wake each.
+    var unknownPlace = false
+    /// A sleep long enough to be walked ended before a look came: looks come at every tick.
+    var sleepMissed = false
 }
 
 /// What wall mode keeps of one thread (`WallScheduler`).
@@ -665,6 +746,19 @@ final class WallThread {
     var asleepSequence: Int64?
     /// Whether `known` has been counted once (then it is the aggregator's last stack of the thread).
     var counted = false
+    /// How often a look found its sleep still on and walked it, of late (a moving average, from 1):
+    /// `walkable`.
+    private(set) var lookSuccess = 1.0
+    /// Whether its sleeps are mostly walked when a look comes: only then do they hold the looks
+    /// close (`WallScheduler.adaptTicksPerWake`). A thread whose sleeps mostly end before a look
+    /// can walk them (200 µs naps, a look coming 100-200 µs after its tick on a busy machine)
+    /// would cost a wake per tick for a walk in three; its sleeps' ticks are lost all the same.
+    var walkable: Bool { lookSuccess >= 0.5 }
+    /// Switches a look between the wakes that count ticks read from the ring, not taken in yet.
+    var backlog: [ss_switch] = []
+    /// The stacks of sleeps walked by such looks, oldest first (`Known.sleep` names each), for
+    /// the wake that counts their ticks.
+    var walkedSleeps: [Known] = []
     /// Ticks waiting for a sample, oldest first.
     var pending = FIFO<Tick>()
     /// Samples drained and not yet taken in, oldest first.
@@ -678,6 +772,17 @@ final class WallThread {
     var attachedSince: UInt64 = 0
 
     init(tid: Int32) { self.tid = tid }
+
+    /// A look at one of its sleeps walked it (or, missed, was sure to have), or found it over.
+    func lookWalked(_ walked: Bool) {
+        lookSuccess += ((walked ? 1 : 0) - lookSuccess) / 32
+    }
+
+    /// Forgets the walks of the sleeps the thread has left (every tick in them counted, or lost).
+    func forgetWalkedSleepsLeft() {
+        guard !walkedSleeps.isEmpty else { return }
+        walkedSleeps.removeAll { place != .asleep(since: $0.sleep ?? 0) }
+    }
 
     /// `ticks` more ticks asleep, the last at `time`.
     func owe(_ ticks: Int, at time: UInt64) {
