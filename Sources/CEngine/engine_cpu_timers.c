@@ -94,6 +94,9 @@ static int owns_signal(const siginfo_t *info) {
     return info->si_code == SI_TIMER || (info->si_code == SI_QUEUE && info->si_pid == ss_own_pid());
 }
 
+/* A timer expires every period of its thread's CPU time. */
+static uint64_t sample_cpu_period(void) { return ss_active_config.period_ns; }
+
 /* Every expiry is a sample. */
 static int sample_taken(const siginfo_t *info) {
     (void)info;
@@ -101,4 +104,4 @@ static int sample_taken(const siginfo_t *info) {
 }
 
 const ss_sampling_engine ss_cpu_timer_engine = {"CPU-time timers", attach, arm, disarm, detach, orphaned,
-                                                forget_after_fork, NULL, owns_signal, sample_taken};
+                                                forget_after_fork, NULL, owns_signal, sample_taken, sample_cpu_period};

@@ -27,6 +27,10 @@ int ss_session_set_running(int now_running);
 uint64_t ss_scheduler_tick_ns(void);
 clockid_t ss_thread_cpu_clock(int32_t tid);
 
+/* wall_tick_grid.c: whether a signal that arrived at `now`, on a thread signalled every
+ * `sample_cpu_period_ns` of its CPU time, is one whose stack a tick can take. Signal-safe. */
+int ss_wall_signal_needs_walk(uint64_t now, uint64_t sample_cpu_period_ns);
+
 /* thread_identity.c: the calling thread's exclusion from sampling (ss_thread_set_excluded),
  * ss_current_tid, and the process's pid as noted by ss_identity_note_process (at the handler's
  * install, and in a forked child, where it also forgets the forking thread's tid). */

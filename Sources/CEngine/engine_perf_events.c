@@ -357,4 +357,4 @@ static void forget_after_fork(int handle) { release(handle); }
 static int owns_signal(const siginfo_t *info) { return info->si_code == POLL_IN && marked(ours, info->si_fd); }
 
 const ss_sampling_engine ss_perf_event_engine = {"perf_event task-clock counters", attach, arm, disarm, detach, orphaned,
-                                                 forget_after_fork, schedule_sequence, owns_signal, sample_taken};
+                                                 forget_after_fork, schedule_sequence, owns_signal, sample_taken, sample_period};

@@ -142,10 +142,15 @@ static void record_async_chain(ss_sample *sample, const ss_module_index *index, 
     }
 }
 
-static void record_sample(const ucontext_t *context, const siginfo_t *info) {
+static void record_sample(const ucontext_t *context, const siginfo_t *info, const ss_sampling_engine *engine) {
+    uint64_t entered = ss_now_ns();
+    /* Wall mode: a signal whose stack no tick can take is not walked (wall_tick_grid.c). */
+    if (ss_active_config.mode == SS_MODE_WALL && !ss_wall_signal_needs_walk(entered, engine->sample_cpu_period())) {
+        count_handler_time(ss_now_ns() - entered);
+        return;
+    }
     ss_sample *sample = ss_buffer_claim();
     if (!sample) return;
-    uint64_t entered = ss_now_ns();
     /* Wall mode: the thread's CPU time, by which ticks are matched to samples. */
     int64_t cpu_entered = ss_active_config.mode == SS_MODE_WALL ? own_cpu_ns() : -1;
     sample->time_ns = entered;
@@ -209,7 +214,7 @@ static void on_sample_signal(int signo, siginfo_t *info, void *context) {
         /* The engine's account of its signal comes first, whether or not a sample is recorded. */
         int counts = engine->sample_taken(info);
         if (counts && atomic_load_explicit(&handler_active, memory_order_relaxed) && !ss_tls_excluded)
-            record_sample(context, info);
+            record_sample(context, info, engine);
         deliver_deferred_faults();
     } else {
         atomic_fetch_add_explicit(&foreign_signals, 1, memory_order_relaxed);

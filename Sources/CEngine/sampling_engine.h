@@ -54,6 +54,8 @@ typedef struct ss_sampling_engine {
      * Returns 0 when it stands for no sample (a counter's overflow left over from its random
      * first period), which the handler then does not record. */
     int (*sample_taken)(const siginfo_t *info);
+    /* The CPU time of a running thread between two of its signals, in the session's mode. */
+    uint64_t (*sample_cpu_period)(void);
 } ss_sampling_engine;
 
 /* cpu mode: a timer on each thread's CPU-time clock, signalling that thread. */

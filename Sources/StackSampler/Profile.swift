@@ -99,6 +99,9 @@ public struct Profile: Sendable {
         /// Perf engine: overflows that were no sample, left over from a counter's random first period
         /// (the kernel re-arms it with that period until the handler has set the whole one).
         public var earlyOverflows = 0
+        /// Not a loss: wall mode's signals answered without a walk, since no tick could take their
+        /// stack (a tick takes a running thread's last sample before it or its first after it).
+        public var unwalkedSignals = 0
         /// Not a loss: samples whose walk crossed JIT code (code without unwind info that no module
         /// accounts for: anonymous memory, code a runtime declares in `/tmp/perf-PID.map`) by its frame
         /// pointers, every step checked (see docs/design.md, How it works). Not kept in raw recordings.

@@ -147,6 +147,15 @@ extension EndToEnd {
             let samples = Double(try run.profile().inclusiveCount { $0 == "busy_life" })
             print("bursts: busy_life \(samples) samples over \(life) ms (\(ticks) ticks) at \(periodMilliseconds) ms")
             #expect(samples <= ticks * 1.02 && samples >= ticks * 0.98, "busy_life: \(samples) samples over a call of \(life) ms (\(ticks) ticks)\n\(run.process.stderr)")
+            if periodMilliseconds == 10 {
+                // A running thread is signalled every eighth of a period of its CPU time at 10 ms,
+                // and a tick takes only its last sample before the tick or its first after it: the
+                // others are answered without a walk (wall_tick_grid.c), and the count above holds.
+                let line = run.process.stderr.split(separator: "\n").first { $0.hasPrefix("stacksampler: unwalked: ") }
+                let unwalked = line.flatMap { Int($0.split(separator: " ")[2]) } ?? 0
+                print("bursts: \(unwalked) signals unwalked at 10 ms")
+                #expect(Double(unwalked) >= ticks / 2, "\(unwalked) signals unwalked\n\(run.process.stderr)")
+            }
         }
     }
 }

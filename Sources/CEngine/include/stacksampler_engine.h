@@ -269,6 +269,13 @@ int64_t ss_thread_cpu_time_ns(int32_t tid);
  *  `period_ns` (engine.c). */
 uint64_t ss_wall_counter_period(uint64_t period_ns);
 
+/** Wall mode: the sampler counts ticks at `origin_ns` + k x `interval_ns` from now on; the handler
+ *  walks only the signals whose stack a tick can take (wall_tick_grid.c). */
+void ss_wall_tick_grid_set(uint64_t origin_ns, uint64_t interval_ns);
+
+/** Wall mode: signals answered without a walk, no tick being near them (wall_tick_grid.c). */
+uint64_t ss_wall_signals_unwalked(void);
+
 /** Wall mode: a thread's context switches, read from a ring the kernel writes (switch_ring.c). */
 typedef struct ss_switch_ring ss_switch_ring;
 

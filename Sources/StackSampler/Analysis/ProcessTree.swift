@@ -60,6 +60,7 @@ extension Profile.Losses {
         countedEvents += other.countedEvents
         descriptorRefusals += other.descriptorRefusals
         earlyOverflows += other.earlyOverflows
+        unwalkedSignals += other.unwalkedSignals
         framePointerSamples += other.framePointerSamples
     }
 }

@@ -27,6 +27,9 @@ extension Profile {
             let early = losses.earlyOverflows > 0 ? "; \(losses.earlyOverflows) overflows left over from counters' random first periods were no sample" : ""
             lines.append("counters: \(counted) counted, \(worth) samples' worth, \(sampleCount) taken\(missing)\(early)")
         }
+        if losses.unwalkedSignals > 0 {
+            lines.append("unwalked: \(losses.unwalkedSignals) signals answered without a walk: no tick could take their stack (a tick takes a running thread's last sample before it or its first after it)")
+        }
         if losses.descriptorRefusals > 0 {
             lines.append("descriptors: \(losses.descriptorRefusals) times a thread got no counter: the counters take at most a sixteenth of the file descriptor limit (ulimit -n; see engine:), or the process had reached that limit; those threads were not sampled until one was free")
         }

@@ -7,6 +7,7 @@ struct LossCounters: Sendable {
     var countedEvents: UInt64
     var descriptorRefusals: UInt64
     var earlyOverflows: UInt64
+    var unwalkedSignals: UInt64
     var missedTicks: Int
     var skippedTicks: Int
 
@@ -20,6 +21,7 @@ struct LossCounters: Sendable {
                        countedEvents: Int(countedEvents &- start.countedEvents),
                        descriptorRefusals: Int(descriptorRefusals &- start.descriptorRefusals),
                        earlyOverflows: Int(earlyOverflows &- start.earlyOverflows),
+                       unwalkedSignals: Int(unwalkedSignals &- start.unwalkedSignals),
                        framePointerSamples: counts.framePointerSamples)
     }
 }

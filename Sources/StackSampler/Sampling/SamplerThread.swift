@@ -77,6 +77,7 @@ final class SamplerThread: @unchecked Sendable {
         countsStart = (startTime, counters())
         // Before the loop runs: a request that comes first counts ticks from here, not from zero.
         lastTick = ss_now_ns()
+        if configuration.mode == .wall { ss_wall_tick_grid_set(lastTick, configuration.periodNanoseconds) }
         ss_async_stacks_enable(configuration.asyncStacks ? 1 : 0)
         _ = scan.scan(initial: true, own: ownThreads(), at: ss_now_ns(), routing: &routing)
         schedule.watch(scan.attachedThreads())
@@ -203,12 +204,12 @@ final class SamplerThread: @unchecked Sendable {
     private func lossCounters() -> LossCounters {
         LossCounters(dropped: ss_buffer_dropped(), foreignSignals: ss_engine_foreign_signals(),
                      countedEvents: ss_engine_events_counted(), descriptorRefusals: ss_thread_descriptor_refusals(),
-                     earlyOverflows: ss_engine_early_overflows(),
+                     earlyOverflows: ss_engine_early_overflows(), unwalkedSignals: ss_wall_signals_unwalked(),
                      missedTicks: schedule.missedTicks, skippedTicks: schedule.skippedTicks)
     }
 
     private static let zeroCounters = SessionCounters(
-        losses: LossCounters(dropped: 0, foreignSignals: 0, countedEvents: 0, descriptorRefusals: 0, earlyOverflows: 0, missedTicks: 0,
+        losses: LossCounters(dropped: 0, foreignSignals: 0, countedEvents: 0, descriptorRefusals: 0, earlyOverflows: 0, unwalkedSignals: 0, missedTicks: 0,
                              skippedTicks: 0),
         handlerTiming: .zero, asyncStacks: Profile.AsyncStacks(), samplerCPU: 0)
 
