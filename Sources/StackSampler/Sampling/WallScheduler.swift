@@ -746,9 +746,14 @@ final class WallThread {
     var asleepSequence: Int64?
     /// Whether `known` has been counted once (then it is the aggregator's last stack of the thread).
     var counted = false
-    /// How often a look found its sleep still on and walked it, of late (a moving average, from 1):
-    /// `walkable`.
+    /// How often a look found its sleep still on and walked it, of late (`lookWalked`): `walkable`.
     private(set) var lookSuccess = 1.0
+    /// Looks `lookSuccess` has taken in, up to `lookMemory`.
+    private var looksSeen = 0
+    /// How many looks `lookSuccess` remembers, about: a thread that walks one sleep in three
+    /// takes some 40 looks from the start value to below a half at this weight alone, several
+    /// seconds of a look per tick on window_service's threads (a fifth of the first window's cost).
+    private static let lookMemory = 32
     /// Whether its sleeps are mostly walked when a look comes: only then do they hold the looks
     /// close (`WallScheduler.adaptTicksPerWake`). A thread whose sleeps mostly end before a look
     /// can walk them (200 µs naps, a look coming 100-200 µs after its tick on a busy machine)
@@ -773,9 +778,12 @@ final class WallThread {
 
     init(tid: Int32) { self.tid = tid }
 
-    /// A look at one of its sleeps walked it (or, missed, was sure to have), or found it over.
+    /// A look at one of its sleeps walked it (or, missed, was sure to have), or found it over:
+    /// the mean of the looks so far and the start value (as one look) while they are fewer than
+    /// `lookMemory`, then a moving average over about that many.
     func lookWalked(_ walked: Bool) {
-        lookSuccess += ((walked ? 1 : 0) - lookSuccess) / 32
+        looksSeen = min(looksSeen + 1, Self.lookMemory)
+        lookSuccess += ((walked ? 1 : 0) - lookSuccess) / Double(looksSeen + 1)
     }
 
     /// Forgets the walks of the sleeps the thread has left (every tick in them counted, or lost).
