@@ -237,9 +237,6 @@ void ss_engine_sampler_starting(void) {
     if (ss_sampler_stop_requested()) return;
     settle_presumed_engine();
     ss_registry_arm_deferred(session_engine);
-    /* The profiler's own modules' tables at the sampler's first wake, after arming: no program
-     * thread waits for them, and one that runs in them (their destructors at exit) is walked whole. */
-    ss_module_cache_want_own_tables();
 }
 
 void ss_engine_stop(void) {

@@ -115,8 +115,8 @@ void ss_module_cache_reset_after_fork(void);
 /* At engine start: compiles every module's table now, or with `deferred` none, listing
  * them all for the sampler thread (ss_module_cache_refresh as it starts, before arming). */
 void ss_module_cache_prepare(int deferred);
-/* The profiler's own modules are compiled too from the next refresh on (the sampler thread,
- * once the threads are armed). */
+/* The profiler's own modules are compiled too from the next refresh on: a walk ended early
+ * (handler.c), maybe in one of them. Async-signal-safe. */
 SS_HIDDEN void ss_module_cache_want_own_tables(void);
 
 /* An address range [low, high). */

@@ -104,10 +104,12 @@ static int room_to_walk(const ucontext_t *context) {
 }
 
 /* A walk that ended early may have met a module loaded since the last refresh (dlopen is
- * not interposed): the sampler thread is woken to compile its table, at most every
+ * not interposed), or one of the profiler's own modules, whose tables are compiled only once
+ * a walk needs them: the sampler thread is woken to compile its table, at most every
  * REFRESH_REQUEST_INTERVAL_NS (code that never has unwind info, JIT code, would otherwise
- * wake it at every sample). Lock-free: a futex wake. */
+ * wake it at every sample). Lock-free: an atomic store and a futex wake. */
 static void ask_for_tables(uint64_t now) {
+    ss_module_cache_want_own_tables();
     uint64_t last = atomic_load_explicit(&last_refresh_request, memory_order_relaxed);
     if (now - last < REFRESH_REQUEST_INTERVAL_NS) return;
     if (atomic_compare_exchange_strong_explicit(&last_refresh_request, &last, now, memory_order_relaxed,

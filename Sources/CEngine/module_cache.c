@@ -13,7 +13,7 @@
  * loader and the executable first left the program's other libraries to the
  * first refresh, a tick later: xz's first samples in liblzma ended at the leaf.)
  * The profiler's own modules (its Swift part, the Swift runtime: most of the
- * work) are compiled at the sampler's first wake after arming (see own_bases).
+ * work) are compiled only once a walk ends early, maybe in one of them (see own_bases).
  * Every compile gives up when the sampler is stopped, so a program that exits
  * at once does not wait for it. A process with running threads
  * (Profiler.start in a service) gets every table at once, so that no thread's
@@ -83,9 +83,11 @@ static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The profiler's own modules: those its Swift part brought in (ss_module_cache_own_load_begin
  * and _end around that load), by load address. No thread of the program runs in them while it
  * is sampled (their code runs on the profiler's own threads, or before and after sampling), so
- * their tables (about 1.8 MB, most of the sampler's start-up work) are left out of the compile
- * before arming, and compiled at the sampler's first wake after it (the main thread runs their
- * destructors at exit, while it is still sampled: `own_tables_wanted`). */
+ * their tables (about 1.4 MB of .eh_frame, most of the sampler's start-up work: 12 ms of a
+ * service's first window) are left out of the compile. A walk that ends early asks for them
+ * (`own_tables_wanted`, set by the handler): the main thread runs their destructors at exit,
+ * while it is still sampled, and a program may come to use one of them (dlopen of a library
+ * that needs libstdc++). The samples before the compile end early, marked as such. */
 enum { OWN_CAPACITY = 64 };
 static uintptr_t own_bases[OWN_CAPACITY];
 static size_t own_count, modules_before_own_load;

@@ -33,12 +33,10 @@ package final class Daemon: Sendable {
         pushedBefore = Mutex(pushers.map { _ in PushCounters() })
         files = outputs.isEmpty && summaryPath == nil && calls.isEmpty ? nil
             : WindowFiles(outputs: outputs, summaryPath: summaryPath, options: options, keep: settings.keep, calls: calls)
-        if let window = settings.window {
-            // No file and no back end: windows are cut unnamed (no symbolization), only requests read the session.
-            var onWindow: (@Sendable (Profile) -> Void)?
-            if files != nil || !pushers.isEmpty { onWindow = { [self] profile in handle(profile) } }
-            try Profiler.startContinuous(configuration, window: window, onWindow: onWindow)
-        }
+        // The endpoints first, the session last: the main thread, in a preloaded program's
+        // constructor, is sampled from the session's start, and its walks through the
+        // profiler's own code (loading the HTTP library) would end early and make the sampler
+        // compile the profiler's own unwind tables at once (module_cache.c).
         do {
             let listen = try settings.listen.map { text throws(ListenAddressError) in try ListenAddress.parseList(text) } ?? []
             let provider = SessionProfiles(onDemand: configuration) { [self] json in statusFields(&json) }
@@ -54,6 +52,18 @@ package final class Daemon: Sendable {
             server.withLock { $0 = started }
         } catch {
             StandardError.report("\(error); the profile endpoints are not served")
+        }
+        if let window = settings.window {
+            // No file and no back end: windows are cut unnamed (no symbolization), only requests read the session.
+            var onWindow: (@Sendable (Profile) -> Void)?
+            if files != nil || !pushers.isEmpty { onWindow = { [self] profile in handle(profile) } }
+            do {
+                try Profiler.startContinuous(configuration, window: window, onWindow: onWindow)
+            } catch {
+                handOver.withLock { $0 }?.stop()
+                server.withLock { $0 }?.stop()
+                throw error
+            }
         }
     }
 
