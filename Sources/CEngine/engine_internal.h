@@ -3,6 +3,7 @@
 #define STACKSAMPLER_ENGINE_INTERNAL_H
 
 #include "stacksampler_engine_c.h"
+#include <linux/perf_event.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -26,6 +27,25 @@ int ss_session_set_running(int now_running);
  * unknown), and the CPU-time clock of thread `tid` of this process. */
 uint64_t ss_scheduler_tick_ns(void);
 clockid_t ss_thread_cpu_clock(int32_t tid);
+
+/* perf_ring.c: a thread's perf_event ring, mapped with its descriptor closed at once. */
+typedef struct {
+    struct perf_event_mmap_page *control;
+    const unsigned char *data;
+    uint64_t data_size;
+    size_t mapped;
+} ss_perf_ring;
+/* A software event `config`'s attributes, all else zero: stamped with CLOCK_MONOTONIC, as the
+ * sampler's clock. */
+SS_HIDDEN void ss_perf_software_attr(struct perf_event_attr *attr, uint64_t config);
+/* Opens `attr`'s event on thread `tid` and maps its ring of `data_pages` pages (a power of two)
+ * into a new block of `size` bytes that starts with an ss_perf_ring: the block, or NULL with
+ * `*error` set to -errno. Sets the attribute's wake-up fields (never). */
+SS_HIDDEN void *ss_perf_ring_open(struct perf_event_attr *attr, int32_t tid, size_t data_pages, size_t size, int *error);
+/* Copies `length` bytes at ring offset `offset`, wrapping at the end. */
+SS_HIDDEN void ss_perf_ring_copy(const ss_perf_ring *ring, uint64_t offset, void *into, size_t length);
+/* Unmaps the ring, which ends its event, and frees its block. */
+SS_HIDDEN void ss_perf_ring_close(ss_perf_ring *ring);
 
 /* wall_tick_grid.c: whether a signal that arrived at `now`, on a thread signalled every
  * `sample_cpu_period_ns` of its CPU time, is one whose stack a tick can take. Signal-safe. */

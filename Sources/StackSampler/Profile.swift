@@ -102,6 +102,13 @@ public struct Profile: Sendable {
         /// Not a loss: wall mode's signals answered without a walk, since no tick could take their
         /// stack (a tick takes a running thread's last sample before it or its first after it).
         public var unwalkedSignals = 0
+        /// Not a loss: wall mode's waits for a core (a thread preempted) whose ticks were counted
+        /// at the stack the kernel copied where the thread was preempted: exact.
+        public var preemptionsAtCopy = 0
+        /// Wall mode's waits for a core whose ticks were counted at the thread's sample nearest in
+        /// CPU time, for want of a copy (the kernel refused them, the thread switches often, or the
+        /// copy was lost or too short): near a call's end the wait may be given to the wrong call.
+        public var preemptionsAtNearestSample = 0
         /// Not a loss: samples whose walk crossed JIT code (code without unwind info that no module
         /// accounts for: anonymous memory, code a runtime declares in `/tmp/perf-PID.map`) by its frame
         /// pointers, every step checked (see docs/design.md, How it works). Not kept in raw recordings.

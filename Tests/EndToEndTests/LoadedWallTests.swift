@@ -9,17 +9,16 @@ extension EndToEnd {
     @Suite(.serialized) struct LoadedWall {
         /// The phases program (spins, sleeps, nested calls, each timed by the program itself):
         /// every call reconstructed, none merged or missing, within max(10 %, 2 periods) of its own
-        /// timing at 10 ms, and within max(25 %, 4 periods) at 1 ms. At 1 ms the tighter bound
-        /// fails in about one run in ten under this load (2 of 364 calls in 26 runs, the worst a
-        /// 43.8 ms spin reconstructed as 37.0 ms): a thread is sampled every counter period of its
-        /// CPU time, and when it is preempted within half of one of a boundary between two
-        /// computing calls, the sample nearest in CPU time may lie across the boundary, and the
-        /// whole wait for a core goes with it (a few milliseconds under three spinners), which
-        /// at 10 ms stays well inside 2 periods (0 of 280 calls outside in 20 runs, under two
-        /// spinners and three). Before (the sampler signalling threads it saw running): a 120 ms
-        /// spin reported as 320 ms and the sleep after it missing. The program's very first call starts
-        /// before the engine has its first sample (docs/limits.md): it is only checked to be
-        /// not longer than it was.
+        /// timing. A thread waiting for a core is counted at the stack the kernel copied where it
+        /// was preempted (PreemptionSnapshots), which the kernel gives only a user allowed to
+        /// profile it; without those copies the wait goes to the sample nearest in CPU time, which
+        /// near a boundary between two computing calls may lie across it (the whole wait, a few
+        /// ms under this load, then goes to the wrong call: 2 of 364 calls outside in 26 runs at
+        /// 1 ms, the worst a 43.8 ms spin reconstructed as 37.0 ms), and the bound at 1 ms is then
+        /// max(25 %, 4 periods). Before (the sampler signalling threads it saw running): a 120 ms
+        /// spin reported as 320 ms and the sleep after it missing. The program's very first call
+        /// starts before the engine has its first sample (docs/limits.md): it is only checked to
+        /// be not longer than it was.
         @Test("busy machine, wall 1 ms and 10 ms: every call of the phases program is found, lasting what the program measured",
               arguments: [1.0, 10.0])
         func phases(periodMilliseconds: Double) throws {
@@ -36,11 +35,19 @@ extension EndToEnd {
             let measured = try MeasuredCalls(parsing: run.process.stdout)
             let trace = try ChromeTrace(contentsOf: tracePath)
             let first = try #require(measured.durations["phase_spin_50"]?.first)
+            let preemptions = KernelProfiling.preemptions(inSummary: run.process.stderr)
+            let copied = KernelProfiling.allowed
+            if copied {
+                // Copies kept for this thread, which sleeps seldom: few waits without one (a thread
+                // preempted inside the profiler's handler, whose signal frame outgrows the copy, is
+                // counted at that handler's own sample).
+                #expect(preemptions.atCopy > 3 * preemptions.atNearestSample, "\(preemptions)\n\(run.process.stderr)")
+            }
             for (name, truth) in measured.durations.sorted(by: { $0.key < $1.key }) where name != "recurse" {
                 let calls = trace.events(named: name)
                 try #require(calls.count == truth.count, "\(name): \(calls.count) invocations for \(truth.count) calls")
                 for (index, (call, real)) in zip(calls, truth).enumerated() {
-                    let allowed = periodMilliseconds >= 10 ? max(0.10 * real, 2 * periodMilliseconds) : max(0.25 * real, 4 * periodMilliseconds)
+                    let allowed = copied || periodMilliseconds >= 10 ? max(0.10 * real, 2 * periodMilliseconds) : max(0.25 * real, 4 * periodMilliseconds)
                     let error = call.milliseconds - real
                     if name == "phase_spin_50" && index == 0 {
                         #expect(error <= allowed, "the first call, \(first) ms, reconstructed as \(call.milliseconds) ms")

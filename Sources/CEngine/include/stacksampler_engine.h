@@ -320,6 +320,30 @@ int ss_switch_ring_unread(const ss_switch_ring *ring);
 /** Unmaps the ring, which ends its event. */
 void ss_switch_ring_close(ss_switch_ring *ring);
 
+/** Wall mode: the stack a thread had each time it left its core, copied by the kernel then
+ *  (preempt_snapshot.c). */
+typedef struct ss_preempt_ring ss_preempt_ring;
+
+/** Opens thread `tid`'s ring (no descriptor stays open); NULL with `*error` set to -errno when
+ *  the kernel refuses: it samples context switches only for a user allowed to profile the kernel
+ *  (CAP_PERFMON, or perf_event_paranoid at most 1). Each switch then costs the thread about 3 us. */
+ss_preempt_ring *ss_preempt_ring_open(int32_t tid, int *error);
+/** How many rings a session may open (260 KiB of memory each): none unless the process may lock
+ *  memory (CAP_IPC_LOCK), since the kernel charges the rings' pages past the user's perf budget
+ *  to the process's RLIMIT_MEMLOCK, which is the program's. */
+int ss_preempt_ring_bound(void);
+/** Walks the stack copied as the thread left its core in the switch recorded at `switch_ns`, on
+ *  the core it got at `since_ns` (so that the copy of an earlier switch is never taken for it),
+ *  into `sample` (at most `capacity` frames; sets its depth, flags and time), dropping the copies
+ *  before it: 1 walked whole, -1 walked but ended early (the copy too short, or a frame without
+ *  unwind info), 0 no copy of that switch (lost, or the ring opened after it). Call with the
+ *  switches in the order they came, from one thread at a time. */
+int ss_preempt_ring_walk(ss_preempt_ring *ring, uint64_t since_ns, uint64_t switch_ns, ss_sample *sample, int capacity);
+/** Drops the copies taken at or before `time_ns`. */
+void ss_preempt_ring_drop(ss_preempt_ring *ring, uint64_t time_ns);
+/** Unmaps the ring, which ends its event. */
+void ss_preempt_ring_close(ss_preempt_ring *ring);
+
 /** Compiles the unwind tables of modules loaded since the last call and drops those
  *  of modules gone, so that the handler never reads a module or takes the loader's lock.
  *  Cheap when nothing was loaded or unloaded. Call from the sampler thread. */

@@ -61,6 +61,8 @@ extension Profile.Losses {
         descriptorRefusals += other.descriptorRefusals
         earlyOverflows += other.earlyOverflows
         unwalkedSignals += other.unwalkedSignals
+        preemptionsAtCopy += other.preemptionsAtCopy
+        preemptionsAtNearestSample += other.preemptionsAtNearestSample
         framePointerSamples += other.framePointerSamples
     }
 }

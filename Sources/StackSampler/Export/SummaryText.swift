@@ -30,6 +30,11 @@ extension Profile {
         if losses.unwalkedSignals > 0 {
             lines.append("unwalked: \(losses.unwalkedSignals) signals answered without a walk: no tick could take their stack (a tick takes a running thread's last sample before it or its first after it)")
         }
+        if losses.preemptionsAtCopy + losses.preemptionsAtNearestSample > 0 {
+            lines.append("preempted: \(losses.preemptionsAtCopy) waits for a core counted at the stack the kernel copied where the thread was preempted, "
+                + "\(losses.preemptionsAtNearestSample) at the thread's sample nearest in CPU time, for want of a copy (near a call's end such a wait may go to the call next to it; "
+                + "copies need CAP_IPC_LOCK, and CAP_PERFMON or perf_event_paranoid 1 or less, as root has; they are not kept for threads that often switch of their own accord)")
+        }
         if losses.descriptorRefusals > 0 {
             lines.append("descriptors: \(losses.descriptorRefusals) times a thread got no counter: the counters take at most a sixteenth of the file descriptor limit (ulimit -n; see engine:), or the process had reached that limit; those threads were not sampled until one was free")
         }

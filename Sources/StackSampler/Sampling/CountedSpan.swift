@@ -10,6 +10,8 @@ struct LossCounters: Sendable {
     var unwalkedSignals: UInt64
     var missedTicks: Int
     var skippedTicks: Int
+    var preemptionsAtCopy: Int
+    var preemptionsAtNearestSample: Int
 
     /// The losses of `counts` from `start` to these counters.
     func losses(of counts: StackAggregator, since start: LossCounters) -> Profile.Losses {
@@ -22,6 +24,8 @@ struct LossCounters: Sendable {
                        descriptorRefusals: Int(descriptorRefusals &- start.descriptorRefusals),
                        earlyOverflows: Int(earlyOverflows &- start.earlyOverflows),
                        unwalkedSignals: Int(unwalkedSignals &- start.unwalkedSignals),
+                       preemptionsAtCopy: preemptionsAtCopy - start.preemptionsAtCopy,
+                       preemptionsAtNearestSample: preemptionsAtNearestSample - start.preemptionsAtNearestSample,
                        framePointerSamples: counts.framePointerSamples)
     }
 }

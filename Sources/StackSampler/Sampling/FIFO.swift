@@ -18,6 +18,11 @@ struct FIFO<Element>: Sequence {
     /// Adds `element` at the end.
     mutating func append(_ element: Element) { items.append(element) }
 
+    /// Inserts `element` before the first element left that `follows` it, or at the end.
+    mutating func insert(_ element: Element, beforeFirst follows: (Element) -> Bool) {
+        items.insert(element, at: items[head...].firstIndex(where: follows) ?? items.count)
+    }
+
     /// Changes the newest element in place (the list must not be empty).
     mutating func updateLast(_ change: (inout Element) -> Void) { change(&items[items.count - 1]) }
 

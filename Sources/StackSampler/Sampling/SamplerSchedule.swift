@@ -20,6 +20,9 @@ protocol SamplerSchedule: AnyObject {
     var missedTicks: Int { get }
     /// Ticks of a thread whose stack could not be known without risk (`Profile.Losses.skippedTicks`).
     var skippedTicks: Int { get }
+    /// Waits for a core counted at the stack copied where the thread was preempted, and those
+    /// counted at the nearest sample for want of a copy (`Profile.Losses.preemptionsAtCopy`).
+    var preemptionCounts: (atCopy: Int, atNearestSample: Int) { get }
     /// A sample drained from the engine's buffer: returns the ticks it also stands for.
     func arrived(_ sample: Sample) -> Int
     /// Hands a sample drained from the engine's buffer to `routing` (by default taken at once,

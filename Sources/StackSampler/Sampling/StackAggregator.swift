@@ -51,6 +51,7 @@ struct StackAggregator: Sendable {
         lastStack[index] = key
         threads[index].samples += periods
         threads[index].taken += 1
+        if !sample.withoutSignal { threads[index].signalled += 1 }
         threads[index].lastSeen = max(threads[index].lastSeen, sample.timeNanoseconds)
         return key
     }
@@ -73,9 +74,9 @@ struct StackAggregator: Sendable {
     /// Kernel ids of the live threads known so far.
     var liveThreadIDs: Dictionary<Int32, Int>.Keys { threadIndexByTID.keys }
 
-    /// Samples taken so far from live thread `tid`, or nil if it is not known.
-    func takenSamples(_ tid: Int32) -> Int? {
-        threadIndexByTID[tid].map { threads[$0].taken }
+    /// Samples a signal brought so far from live thread `tid`, or nil if it is not known.
+    func signalledSamples(_ tid: Int32) -> Int? {
+        threadIndexByTID[tid].map { threads[$0].signalled }
     }
 
     /// Whether live thread `tid` has a last stack to repeat.
@@ -126,6 +127,7 @@ struct StackAggregator: Sendable {
             var record = threads[index]
             record.samples = 0
             record.taken = 0
+            record.signalled = 0
             record.firstCPU = record.lastCPU
             record.firstSeen = time
             record.lastSeen = time

@@ -82,11 +82,15 @@ final class WallScheduler: SamplerSchedule {
     private var switches = [ss_switch](repeating: ss_switch(), count: 256)
     /// Walks the stacks of threads blocked in a system call, without a signal.
     private let blockedWalker: BlockedThreadWalker
+    /// The stacks where threads were preempted, for the ticks they wait for a core.
+    private let preemptions: PreemptionSnapshots
+    var preemptionCounts: (atCopy: Int, atNearestSample: Int) { (preemptions.exact, preemptions.withoutCopy) }
 
     init(periodNanoseconds: UInt64, maxDepth: Int, bufferSlots: Int) {
         intervalNanoseconds = periodNanoseconds
         counterPeriod = Int64(ss_wall_counter_period(periodNanoseconds))
         blockedWalker = BlockedThreadWalker(maxDepth: maxDepth)
+        preemptions = PreemptionSnapshots(maxDepth: maxDepth)
         let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         let samplesPerTickAndCore = max(1, Int(periodNanoseconds / UInt64(max(1, counterPeriod))))
         maximumTicksPerWake = max(1, min(Int(Self.longestWakeNanoseconds / max(1, periodNanoseconds)),
@@ -174,6 +178,7 @@ final class WallScheduler: SamplerSchedule {
             ss_switch_ring_close(ring)
             ringsOpen -= 1
         }
+        preemptions.forget(tid)
         ss_held_file_close(thread.heldFile)
     }
 
@@ -296,6 +301,11 @@ final class WallScheduler: SamplerSchedule {
             return
         }
         thread.cpuAtLastTick = cpu
+        // Where it was preempted, exactly: samples at the CPU time of each wait for a core.
+        let preempted = preemptions.stacks(of: thread.tid, records: records, read: read, reach: Int64(intervalNanoseconds)) { time in
+            cpu - Self.place(at: time, from: before, records: records, until: read).1
+        }
+        for known in preempted { thread.samples.insert(known, beforeFirst: { $0.cpu > known.cpu }) }
         for late in (0..<due).reversed() {
             let time = now &- UInt64(late) &* intervalNanoseconds
             // Before it was attached it was not sampled (most often, it did not exist yet), and
@@ -490,6 +500,7 @@ final class WallScheduler: SamplerSchedule {
             payOwed(sleeper, routing: &routing)
             ss_switch_ring_close(ring)
             ringsOpen -= 1
+            preemptions.forget(sleeper.tid)
             sleeper.ring = nil
             sleeper.place = .unknown
         }
@@ -513,6 +524,7 @@ final class WallScheduler: SamplerSchedule {
             thread.watchedSince = ss_now_ns()
             thread.attachedSince = ss_thread_attached_at(tid)
             ringsOpen += 1
+            preemptions.watch(tid, at: thread.watchedSince)
             // Where it is now; the ring, open before this look, says every change after it. The
             // calling thread runs (the session's starting thread: its own syscall file shows the
             // read of it, which would make it asleep until its next switch, its ticks lost).
