@@ -114,19 +114,25 @@ static int read_copied(uintptr_t address, uintptr_t *value, void *context) {
     return 0;
 }
 
-/* Walks `found` into `sample`: its depth, or 0 if it has no registers. */
+/* Walks `found` into `sample`: its depth, or 0 if it has no registers. A walk through the Swift
+ * runtime's job-running function ends early: a Swift task's sample takes its async chain in
+ * place of the executor's frames (async_stack.c), and that chain is in the heap, which has moved
+ * on since the copy; so that wait is counted at the nearest sample, which has it. */
 static int walk(const ss_perf_ring *ring, const snapshot *found, ss_sample *sample, int capacity, int *outcome) {
     static unsigned char bytes[STACK_BYTES]; /* one reader at a time: the sampler thread */
     if (!found->has_registers) return 0;
     uint64_t length = found->stack_length < sizeof bytes ? found->stack_length : sizeof bytes;
     ss_perf_ring_copy(ring, found->stack_offset, bytes, (size_t)length);
     copied_stack stack = {(uintptr_t)found->registers[2], length, bytes};
+    ss_async_probe probe = {.frame = -1};
+    int async = ss_async_runtime_job_range(&probe.job_low, &probe.job_high);
     int buffer = -1;
     const ss_module_index *index = ss_module_index_enter(&buffer);
-    int depth = ss_unwind_walk(index, (uintptr_t)found->registers[3], (uintptr_t)found->registers[2],
-                               (uintptr_t)found->registers[1], 1, (uintptr_t)found->registers[0], 1, read_copied, &stack,
-                               sample->frames, capacity, outcome, NULL);
+    int depth = ss_unwind_walk_probed(index, (uintptr_t)found->registers[3], (uintptr_t)found->registers[2],
+                                      (uintptr_t)found->registers[1], 1, (uintptr_t)found->registers[0], 1, read_copied,
+                                      &stack, sample->frames, capacity, outcome, NULL, async ? &probe : NULL);
     if (index) ss_module_index_leave(buffer);
+    if (probe.frame >= 0) *outcome = SS_WALK_ENDED_EARLY;
     return depth;
 }
 

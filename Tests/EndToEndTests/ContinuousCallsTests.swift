@@ -103,6 +103,8 @@ extension EndToEnd {
                     let countBand = max(0.1 * Double(inside.count), Double(edge.count))
                     #expect(Double(count) >= Double(inside.count) - countBand && Double(count) <= Double(inside.count + edge.count) + countBand, "\(context)")
                     guard let seen, !inside.isEmpty else { continue }
+                    print("calls: \(period) ms, window \(index + 1), \(name): \(count) calls for \(inside.count) (+\(edge.count) at an edge), "
+                          + "p50 \(seen.p50) ms for \(Self.median(inside.map(\.milliseconds))), max \(seen.max) ms for \(inside.map(\.milliseconds).max()!)")
                     // The profile's calls are the inside ones and some of the edge ones: its median
                     // (rank r of its count) is at least the r-th of them all, and at most the r-th
                     // of the inside ones (or the largest of all, past them).
