@@ -13,9 +13,10 @@ import Glibc
 ///   its user-space CPU time, whose signal is raised only while the thread runs in user space
 ///   (so never on its way into or out of a blocking call). Its stack at a tick is the stack at
 ///   the CPU time it had then (a thread waiting for a core is where it was preempted: its CPU
-///   time does not move). The tick waits for the sample nearest in CPU time, one period of
-///   CPU at most away (samples come one period of user CPU time apart), and is counted with it
-///   at the tick's own time.
+///   time does not move, and where the kernel allows it, its stack there is the kernel's copy,
+///   `PreemptionSnapshots`, a sample at that CPU time). The tick waits for the sample nearest in
+///   CPU time, one period of CPU at most away (samples come one period of user CPU time apart),
+///   and is counted with it at the tick's own time.
 /// A thread whose switches cannot be read (no ring: the bound, or the kernel refused) is looked
 /// at through `/proc` at each tick instead.
 final class WallScheduler: SamplerSchedule {
