@@ -17,9 +17,6 @@ struct Sample: Sendable {
     /// The walk crossed JIT code (code without unwind info that no module accounts for) by frame
     /// pointers, each step checked.
     var throughFramePointers: Bool
-    /// Wall mode: walked by the sampler thread without a signal (a thread asleep, or the copy of
-    /// its stack where it was preempted), so it says nothing of whether the thread gets signals.
-    var withoutSignal = false
 
     /// Whether the stack reaches the thread's root (nothing cut or missing).
     var isComplete: Bool { cut == nil }
@@ -39,6 +36,5 @@ struct Sample: Sendable {
         periods = Int(max(1, header.periods))
         cpuNanoseconds = header.cpu_ns >= 0 ? header.cpu_ns : nil
         throughFramePointers = flags & UInt32(SS_SAMPLE_FRAME_POINTERS) != 0
-        withoutSignal = flags & UInt32(SS_SAMPLE_WITHOUT_SIGNAL) != 0
     }
 }

@@ -51,7 +51,6 @@ struct StackAggregator: Sendable {
         lastStack[index] = key
         threads[index].samples += periods
         threads[index].taken += 1
-        if !sample.withoutSignal { threads[index].signalled += 1 }
         threads[index].lastSeen = max(threads[index].lastSeen, sample.timeNanoseconds)
         return key
     }
@@ -74,9 +73,9 @@ struct StackAggregator: Sendable {
     /// Kernel ids of the live threads known so far.
     var liveThreadIDs: Dictionary<Int32, Int>.Keys { threadIndexByTID.keys }
 
-    /// Samples a signal brought so far from live thread `tid`, or nil if it is not known.
-    func signalledSamples(_ tid: Int32) -> Int? {
-        threadIndexByTID[tid].map { threads[$0].signalled }
+    /// Samples taken so far from live thread `tid`, or nil if it is not known.
+    func takenSamples(_ tid: Int32) -> Int? {
+        threadIndexByTID[tid].map { threads[$0].taken }
     }
 
     /// Whether live thread `tid` has a last stack to repeat.
@@ -127,7 +126,6 @@ struct StackAggregator: Sendable {
             var record = threads[index]
             record.samples = 0
             record.taken = 0
-            record.signalled = 0
             record.firstCPU = record.lastCPU
             record.firstSeen = time
             record.lastSeen = time

@@ -9,9 +9,6 @@ struct ThreadRecord: Sendable, Equatable {
     var samples = 0
     /// Samples actually taken (a cpu-mode sample that stands for several periods counts once).
     var taken = 0
-    /// Samples a signal brought (not walked by the sampler thread without one): whether the
-    /// thread gets the signal.
-    var signalled = 0
     /// CPU time of the thread when first seen and when last seen, in ns.
     var firstCPU: Int64 = -1
     var lastCPU: Int64 = -1

@@ -130,10 +130,10 @@ struct ThreadScan {
         if tid != getpid() { attachedByScan.insert(tid) }
     }
 
-    /// Notes whether `tid` (at CPU time `cpu`) blocks the signal, unless a signal brought a sample
-    /// of it or it did not run since its last check.
+    /// Notes whether `tid` (at CPU time `cpu`) blocks the signal, unless it took samples or did
+    /// not run since its last check.
     private mutating func checkMask(_ tid: Int32, cpu: Int64, at now: UInt64, aggregator: inout StackAggregator) {
-        let taken = aggregator.signalledSamples(tid)
+        let taken = aggregator.takenSamples(tid)
         let before = atMaskCheck[tid]
         atMaskCheck[tid] = (taken ?? 0, cpu)
         if let taken, let before, taken > before.taken {

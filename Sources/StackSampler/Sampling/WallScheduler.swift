@@ -103,7 +103,9 @@ final class WallScheduler: SamplerSchedule {
     /// sample come first); it is counted only with ticks.
     func route(_ sample: Sample, into routing: inout SampleRouting) {
         guard let cpu = sample.cpuNanoseconds else { return routing.take(sample) }
-        state(of: sample.tid, watched: false).samples.append(WallThread.Known(sample: sample, cpu: cpu, reach: Int64(intervalNanoseconds)))
+        let thread = state(of: sample.tid, watched: false)
+        thread.signalled = true
+        thread.samples.append(WallThread.Known(sample: sample, cpu: cpu, reach: Int64(intervalNanoseconds)))
     }
 
     /// Not called: `route` takes every sample.
@@ -303,7 +305,8 @@ final class WallScheduler: SamplerSchedule {
         }
         thread.cpuAtLastTick = cpu
         // Where it was preempted, exactly: samples at the CPU time of each wait for a core.
-        let preempted = preemptions.stacks(of: thread.tid, records: records, read: read, reach: Int64(intervalNanoseconds)) { time in
+        let preempted = preemptions.stacks(of: thread.tid, records: records, read: read, reach: Int64(intervalNanoseconds),
+                                           signalled: thread.signalled) { time in
             cpu - Self.place(at: time, from: before, records: records, until: read).1
         }
         for known in preempted { thread.samples.insert(known, beforeFirst: { $0.cpu > known.cpu }) }
@@ -759,6 +762,9 @@ final class WallThread {
     var asleepSequence: Int64?
     /// Whether `known` has been counted once (then it is the aggregator's last stack of the thread).
     var counted = false
+    /// Whether a counter sample of it came (a signal reached it): only then are copies of its
+    /// stack at its preemptions used (`PreemptionSnapshots`).
+    var signalled = false
     /// How often a look found its sleep still on and walked it, of late (`lookWalked`): `walkable`.
     private(set) var lookSuccess = 1.0
     /// Looks `lookSuccess` has taken in, up to `lookMemory`.
