@@ -34,8 +34,8 @@ final class PreemptionSnapshots {
     private var states: [Int32: ThreadState] = [:]
     private var ringsOpen = 0
     private let maximumRings = Int(ss_preempt_ring_bound())
-    /// Why the kernel refused a ring (-errno), if it did: then none is opened.
-    private(set) var refusal: Int32?
+    /// Whether the kernel refused a ring for want of permission or support: then none is tried again.
+    private var kernelRefused = false
     /// Preemptions whose ticks are counted at the stack copied there.
     private(set) var exact = 0
     /// Preemptions without a usable copy (no ring, the copy lost or too short to walk whole).
@@ -128,10 +128,10 @@ final class PreemptionSnapshots {
     }
 
     private func open(_ tid: Int32) -> OpaquePointer? {
-        guard refusal == nil, ringsOpen < maximumRings else { return nil }
+        guard !kernelRefused, ringsOpen < maximumRings else { return nil }
         var error: Int32 = 0
         guard let ring = ss_preempt_ring_open(tid, &error) else {
-            if error == -EACCES || error == -EPERM || error == -ENOENT || error == -EINVAL || error == -EOPNOTSUPP { refusal = error }
+            if error == -EACCES || error == -EPERM || error == -ENOENT || error == -EINVAL || error == -EOPNOTSUPP { kernelRefused = true }
             return nil
         }
         ringsOpen += 1
