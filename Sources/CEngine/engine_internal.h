@@ -16,6 +16,21 @@
  * are direct (no PLT, no lazy binding by the loader inside a signal handler). */
 #define SS_HIDDEN __attribute__((visibility("hidden")))
 
+/* own_handler_code.c: the profiler's own signal handlers are placed in a section of their own
+ * (SS_HANDLER_CODE), and the one function through which they call a program's handler in
+ * another (SS_CHAIN_CODE), so that a walk that meets them, in a copy of a stack the kernel took
+ * while the thread was inside the handler, can leave them out: their frames are the profiler's,
+ * never the program's. A function in a section of its own is never split into hot and cold
+ * parts by the compiler, so each range holds its functions whole. */
+#define SS_HANDLER_CODE __attribute__((section("ss_handler_code"), noinline))
+#define SS_CHAIN_CODE __attribute__((section("ss_chain_code"), noinline))
+/* The frames `frames[0 .. count-1]` of a walk that has just stepped out of the signal frame
+ * at `frames[count - 1]`, with what the profiler put there left out: its handler's frames and
+ * the trampoline (the walk goes on from the code the signal interrupted), or, where its handler
+ * called a program's own handler, the profiler's frames between that and the trampoline. The
+ * new count. Signal-safe. */
+SS_HIDDEN int ss_leave_out_own_handler(uintptr_t *frames, int count);
+
 /* session_state.c: the session's configuration (set by ss_engine_init), and whether a session
  * runs (ss_engine_running); ss_session_set_running sets that and returns what it was. */
 extern ss_config ss_active_config;

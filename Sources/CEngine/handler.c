@@ -144,7 +144,7 @@ static void record_async_chain(ss_sample *sample, const ss_module_index *index, 
     }
 }
 
-static void record_sample(const ucontext_t *context, const siginfo_t *info, const ss_sampling_engine *engine) {
+SS_HANDLER_CODE static void record_sample(const ucontext_t *context, const siginfo_t *info, const ss_sampling_engine *engine) {
     uint64_t entered = ss_now_ns();
     /* Wall mode: a signal whose stack no tick can take is not walked (wall_tick_grid.c). */
     if (ss_active_config.mode == SS_MODE_WALL && !ss_wall_signal_needs_walk(entered, engine->sample_cpu_period())) {
@@ -209,7 +209,7 @@ static void deliver_deferred_faults(void) {
     }
 }
 
-static void on_sample_signal(int signo, siginfo_t *info, void *context) {
+SS_HANDLER_CODE static void on_sample_signal(int signo, siginfo_t *info, void *context) {
     int saved_errno = errno;
     const ss_sampling_engine *engine = ss_engine_of_signal(info);
     if (engine) {
@@ -231,7 +231,7 @@ static void on_sample_signal(int signo, siginfo_t *info, void *context) {
  * asynchronous as any signal the handler blocks: it waits for the sample's
  * end, like those, and then goes to the program with its siginfo as sent.
  * Any other goes to the program. */
-static void on_fault(int signo, siginfo_t *info, void *context) {
+SS_HANDLER_CODE static void on_fault(int signo, siginfo_t *info, void *context) {
     if (unwinding && info->si_code > 0) {
         unwinding = 0;
         siglongjmp(unwind_escape, 1);

@@ -170,7 +170,7 @@ int ss_signal_take(int signo, void (*handler)(int, siginfo_t *, void *)) {
     return status;
 }
 
-void ss_chain_to_program(int signo, siginfo_t *info, void *context) {
+SS_CHAIN_CODE void ss_chain_to_program(int signo, siginfo_t *info, void *context) {
     virtualized_signal *entry = find_virtualized(signo);
     struct sigaction action = entry ? load_program_action(entry) : default_action();
     /* The kernel compares the handler word alone, whatever SA_SIGINFO says. */

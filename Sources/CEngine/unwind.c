@@ -13,7 +13,8 @@
  * The outermost frames (_start, clone3: return address undefined in their CFI)
  * end it complete. A signal frame (glibc's __restore_rt, marked 'S' in its CIE)
  * continues from the ucontext the kernel saved on the stack, so a program's own
- * handler shows the code it interrupted.
+ * handler shows the code it interrupted; the profiler's own handler is left out there
+ * (own_handler_code.c), so a stack copied inside it is the interrupted code's.
  *
  * rbx is followed like rbp (its CFI rules, from the interrupted value): the loader's
  * lazy-binding resolver realigns rsp and keeps its CFA in rbx. r14 is followed too: it holds
@@ -133,6 +134,8 @@ int ss_unwind_walk_probed(const ss_module_index *index, uintptr_t pc, uintptr_t 
         if (row->kind == SS_ROW_OUTERMOST) { *outcome = SS_WALK_COMPLETE; return count; }
         if (row->kind == SS_ROW_SIGNAL) {
             if (!step_signal_frame(&regs, read, context)) { *outcome = SS_WALK_ENDED_EARLY; return count; }
+            count = ss_leave_out_own_handler(frames, count);
+            if (probe && probe->frame >= count) probe->frame = -1;
             exact_pc = 1;
         } else {
             registers callee = regs;

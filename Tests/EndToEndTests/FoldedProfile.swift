@@ -17,7 +17,8 @@ struct FoldedProfile {
     /// All samples in the profile.
     var totalSamples: Int { stacks.reduce(0) { $0 + $1.count } }
 
-    /// Parses folded text; throws on a line that is not `STACK COUNT`.
+    /// Parses folded text; throws on a line that is not `STACK COUNT`, and on one that shows a
+    /// frame of the profiler's own code (ProfilerOwnFrames), which no profile may.
     init(parsing text: String) throws {
         var stacks: [Stack] = []
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -29,6 +30,9 @@ struct FoldedProfile {
                 throw HarnessError("folded line \(index + 1) is not `STACK COUNT`: \(line)")
             }
             let frames = line[..<space].split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+            if let own = frames.first(where: ProfilerOwnFrames.contains) {
+                throw HarnessError("folded line \(index + 1) shows the profiler's own frame \(own): \(line)")
+            }
             stacks.append(Stack(frames: frames, count: count))
         }
         self.stacks = stacks
