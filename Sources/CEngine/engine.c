@@ -58,11 +58,11 @@ static const ss_sampling_engine *settle_engine(const ss_config *config) {
         return &ss_perf_event_engine;
     }
     if (config->engine == SS_ENGINE_PERF || config->event_period) {
-        snprintf(engine_description, sizeof engine_description, "perf_event_open: %s", strerror(-perf));
+        snprintf(engine_description, sizeof engine_description, "perf_event_open: %s", ss_perf_refusal_text(perf));
         return NULL;
     }
     snprintf(engine_description, sizeof engine_description, "%s (perf_event_open: %s)", ss_cpu_timer_engine.name,
-             strerror(-perf));
+             ss_perf_refusal_text(perf));
     return &ss_cpu_timer_engine;
 }
 

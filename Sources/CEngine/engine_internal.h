@@ -43,6 +43,15 @@ int ss_session_set_running(int now_running);
 uint64_t ss_scheduler_tick_ns(void);
 clockid_t ss_thread_cpu_clock(int32_t tid);
 
+/* sandbox_probe.c: perf_event_open(attr, tid, any CPU, no group, close-on-exec) for every
+ * caller in the engine, made only once the calling thread's seccomp filter, if any, is known
+ * to let it through (tried in a child process): the descriptor, or -errno, or one of the two
+ * refusals below, which no errno is. ss_perf_refusal_text names any of them for a person. */
+#define SS_PERF_KILLED_BY_FILTER (-100001) /* the filter kills the process that calls it */
+#define SS_PERF_HELD_BY_FILTER (-100002)   /* the filter did not let the call return */
+SS_HIDDEN int ss_perf_event_open(struct perf_event_attr *attr, int32_t tid);
+const char *ss_perf_refusal_text(int error);
+
 /* perf_ring.c: a thread's perf_event ring, mapped with its descriptor closed at once. */
 typedef struct {
     struct perf_event_mmap_page *control;

@@ -38,7 +38,6 @@
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* DESCRIPTOR_LIMIT bounds the numbers the engine tracks; SHARE_DIVISOR the part of the soft
@@ -214,8 +213,7 @@ static int open_counter(int32_t tid, uint64_t first) {
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
     attr.wakeup_events = 1;
-    long fd = syscall(SYS_perf_event_open, &attr, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    return fd < 0 ? -errno : (int)fd;
+    return ss_perf_event_open(&attr, tid);
 }
 
 /* Grows the process's descriptor table to hold the first counter's number now, while the

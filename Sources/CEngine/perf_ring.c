@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,19 +34,19 @@ void *ss_perf_ring_open(struct perf_event_attr *attr, int32_t tid, size_t data_p
     /* No wake-up before the ring is full: nobody polls it. */
     attr->watermark = 1;
     attr->wakeup_watermark = UINT32_MAX;
-    long fd = syscall(SYS_perf_event_open, attr, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    int fd = ss_perf_event_open(attr, tid);
     if (fd < 0) {
-        *error = -errno;
+        *error = fd;
         free(ring);
         return NULL;
     }
     /* Mapped and closed at once, each only if the number is still the ring's event. */
     ss_file_identity identity;
     size_t page = (size_t)sysconf(_SC_PAGESIZE), mapped = (1 + data_pages) * page;
-    void *base = ss_borrowed_identify((int)fd, &identity) == 0 ? mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0)
+    void *base = ss_borrowed_identify(fd, &identity) == 0 ? mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
                                                                  : MAP_FAILED;
     *error = base == MAP_FAILED ? -errno : 0;
-    ss_borrowed_close((int)fd, &identity);
+    ss_borrowed_close(fd, &identity);
     if (base == MAP_FAILED) {
         free(ring);
         return NULL;

@@ -17,19 +17,29 @@ extension EndToEnd {
             var socketPath: String { "/tmp/stacksampler-\(getuid())/\(pid).sock" }
             var base: String { "http://127.0.0.1:\(port)" }
 
-            static func start(in directory: String) throws -> Service {
+            /// Starts the service; with a `launcher` (a command and its options, such as a seccomp
+            /// filter's), the launcher runs unprofiled and execs the service (same pid) with the
+            /// profiler's settings.
+            static func start(in directory: String, launcher: [String] = []) throws -> Service {
                 let port = try freePort()
                 let stopFile = directory + "/stop"
                 let pidFile = directory + "/pid"
                 let stderrPath = directory + "/service.stderr"
                 _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
                 let process = Process()
-                process.executableURL = URL(fileURLWithPath: try TestProgram.service.executable())
-                process.arguments = [stopFile, "120", pidFile]
+                let settings = ["LD_PRELOAD": try BuildProducts.preloadLibrary(), "STACKSAMPLER_LISTEN": "127.0.0.1:\(port)",
+                                "STACKSAMPLER_MAX_REQUEST_SECONDS": "10"]
                 var environment = ProcessInfo.processInfo.environment.filter { $0.key != "LD_PRELOAD" && !$0.key.hasPrefix("STACKSAMPLER_") }
-                environment["LD_PRELOAD"] = try BuildProducts.preloadLibrary()
-                environment["STACKSAMPLER_LISTEN"] = "127.0.0.1:\(port)"
-                environment["STACKSAMPLER_MAX_REQUEST_SECONDS"] = "10"
+                let command = [try TestProgram.service.executable(), stopFile, "120", pidFile]
+                if let first = launcher.first {
+                    process.executableURL = URL(fileURLWithPath: first)
+                    process.arguments = launcher.dropFirst() + ["/usr/bin/env"] + settings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+                        + command
+                } else {
+                    process.executableURL = URL(fileURLWithPath: command[0])
+                    process.arguments = Array(command.dropFirst())
+                    environment.merge(settings) { $1 }
+                }
                 process.environment = environment
                 process.standardOutput = FileHandle.nullDevice
                 process.standardError = FileHandle(forWritingAtPath: stderrPath)

@@ -294,8 +294,11 @@ typedef struct {
 } ss_switch;
 
 /** Opens the context-switch ring of thread `tid` (no descriptor stays open); NULL with
- *  `*error` set to -errno when the kernel refuses (perf_event_open, or its locked-memory limit). */
+ *  `*error` set to -errno when the kernel refuses (perf_event_open, or its locked-memory limit),
+ *  or to a code below -4095 when a seccomp filter does (SS_PERF_REFUSED_BY_FILTER). */
 ss_switch_ring *ss_switch_ring_open(int32_t tid, int *error);
+/** Errors below this are a seccomp filter's refusal of perf_event_open, no errno. */
+#define SS_PERF_REFUSED_BY_FILTER (-4096)
 /** How many rings a session may open: each takes two pages of the locked memory the kernel lets
  *  a user's perf events have (`perf_event_mlock_kb` for each online CPU); a session takes at most
  *  half of it, and never more than 1024, so that it never spills into the process's own
@@ -325,7 +328,7 @@ void ss_switch_ring_close(ss_switch_ring *ring);
 typedef struct ss_preempt_ring ss_preempt_ring;
 
 /** Opens thread `tid`'s ring (no descriptor stays open); NULL with `*error` set to -errno when
- *  the kernel refuses: it samples context switches only for a user allowed to profile the kernel
+ *  the kernel refuses (below -4095: a seccomp filter, SS_PERF_REFUSED_BY_FILTER): it samples context switches only for a user allowed to profile the kernel
  *  (CAP_PERFMON, or perf_event_paranoid at most 1). Each switch then costs the thread about 3 us. */
 ss_preempt_ring *ss_preempt_ring_open(int32_t tid, int *error);
 /** How many rings a session may open (260 KiB of memory each): none unless the process may lock

@@ -131,7 +131,8 @@ final class PreemptionSnapshots {
         guard !kernelRefused, ringsOpen < maximumRings else { return nil }
         var error: Int32 = 0
         guard let ring = ss_preempt_ring_open(tid, &error) else {
-            if error == -EACCES || error == -EPERM || error == -ENOENT || error == -EINVAL || error == -EOPNOTSUPP { kernelRefused = true }
+            if error == -EACCES || error == -EPERM || error == -ENOENT || error == -EINVAL || error == -EOPNOTSUPP
+                || error <= SS_PERF_REFUSED_BY_FILTER { kernelRefused = true }
             return nil
         }
         ringsOpen += 1
