@@ -16,12 +16,21 @@
  * are direct (no PLT, no lazy binding by the loader inside a signal handler). */
 #define SS_HIDDEN __attribute__((visibility("hidden")))
 
-/* own_handler_code.c: the profiler's own signal handlers are placed in a section of their own
- * (SS_HANDLER_CODE), and the one function through which they call a program's handler in
- * another (SS_CHAIN_CODE), so that a walk that meets them, in a copy of a stack the kernel took
- * while the thread was inside the handler, can leave them out: their frames are the profiler's,
- * never the program's. A function in a section of its own is never split into hot and cold
- * parts by the compiler, so each range holds its functions whole. */
+/* own_code.c: the profiler's own code, kept apart so that a walk can tell it from the program's.
+ * Every function of the engine is placed in the section ss_engine_code (the pragma below, for
+ * each file that includes this header); the functions that stand in for the C library's
+ * (sigaction, pthread_create, ppoll…: what the program calls) in ss_interposer_code; the signal
+ * handlers in ss_handler_code and the one function through which they call a program's handler
+ * in ss_chain_code. A function in a section of its own is never split into hot and cold parts
+ * by the compiler, so each range holds its functions whole. */
+#if defined(__clang__)
+#pragma clang section text = "ss_engine_code"
+/* An interposed function keeps its frame while it runs the engine's code: a tail call would
+ * leave the program's caller above the engine's frames, and the call it made unseen. */
+#define SS_INTERPOSER __attribute__((section("ss_interposer_code"), disable_tail_calls))
+#else
+#define SS_INTERPOSER __attribute__((section("ss_interposer_code")))
+#endif
 #define SS_HANDLER_CODE __attribute__((section("ss_handler_code"), noinline))
 #define SS_CHAIN_CODE __attribute__((section("ss_chain_code"), noinline))
 /* The frames `frames[0 .. count-1]` of a walk that has just stepped out of the signal frame
@@ -30,6 +39,15 @@
  * called a program's own handler, the profiler's frames between that and the trampoline. The
  * new count. Signal-safe. */
 SS_HIDDEN int ss_leave_out_own_handler(uintptr_t *frames, int count);
+/* A whole walk's frames (leaf first, `count` of them) with the engine's own code left out: a
+ * sample taken while a program thread ran the engine's code (a hook's work, a key destructor's,
+ * an atfork handler's) ends at the call of the program's that led there (an interposed function
+ * the program called, or the C library function that called the engine), its leaf then that
+ * call's instruction; an interposed function a program's call passed through on its way to the
+ * C library's is left out where the C library's frame is below it, as without the profiler.
+ * `*async_frame`, an index into the frames or -1, follows its frame (-1 if left out). The new
+ * count; the frames as they were if none is the program's. Signal-safe. */
+SS_HIDDEN int ss_leave_out_own_code(uintptr_t *frames, int count, int *async_frame);
 
 /* session_state.c: the session's configuration (set by ss_engine_init), and whether a session
  * runs (ss_engine_running); ss_session_set_running sets that and returns what it was. */

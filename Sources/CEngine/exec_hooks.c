@@ -116,19 +116,19 @@ static int hooked_exec_path(int which, const char *path, char *const argv[]) {
     return result;
 }
 
-int execve(const char *path, char *const argv[], char *const envp[]) {
+SS_INTERPOSER int execve(const char *path, char *const argv[], char *const envp[]) {
     return hooked_exec_with_environment(REAL_EXECVE, path, argv, envp);
 }
 
-int execv(const char *path, char *const argv[]) { return hooked_exec_path(REAL_EXECV, path, argv); }
+SS_INTERPOSER int execv(const char *path, char *const argv[]) { return hooked_exec_path(REAL_EXECV, path, argv); }
 
-int execvp(const char *file, char *const argv[]) { return hooked_exec_path(REAL_EXECVP, file, argv); }
+SS_INTERPOSER int execvp(const char *file, char *const argv[]) { return hooked_exec_path(REAL_EXECVP, file, argv); }
 
-int execvpe(const char *file, char *const argv[], char *const envp[]) {
+SS_INTERPOSER int execvpe(const char *file, char *const argv[], char *const envp[]) {
     return hooked_exec_with_environment(REAL_EXECVPE, file, argv, envp);
 }
 
-int fexecve(int fd, char *const argv[], char *const envp[]) {
+SS_INTERPOSER int fexecve(int fd, char *const argv[], char *const envp[]) {
     fexecve_fn real = (fexecve_fn)real_function(REAL_FEXECVE);
     if (!real) return -1;
     exec_preparation preparation = prepare_exec();
@@ -137,7 +137,7 @@ int fexecve(int fd, char *const argv[], char *const envp[]) {
     return result;
 }
 
-int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags) {
+SS_INTERPOSER int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags) {
     execveat_fn real = (execveat_fn)real_function(REAL_EXECVEAT);
     if (!real) return -1;
     exec_preparation preparation = prepare_exec();
@@ -167,19 +167,19 @@ static int count_arguments(va_list arguments) {
     argv[0] = (char *)(first);                                            \
     for (int i = 1; i <= argc; i++) argv[i] = va_arg(arguments, char *)
 
-int execl(const char *path, const char *arg, ...) {
+SS_INTERPOSER int execl(const char *path, const char *arg, ...) {
     GATHER_ARGUMENTS(arg, argv, arguments);
     va_end(arguments);
     return hooked_exec_path(REAL_EXECV, path, argv);
 }
 
-int execlp(const char *file, const char *arg, ...) {
+SS_INTERPOSER int execlp(const char *file, const char *arg, ...) {
     GATHER_ARGUMENTS(arg, argv, arguments);
     va_end(arguments);
     return hooked_exec_path(REAL_EXECVP, file, argv);
 }
 
-int execle(const char *path, const char *arg, ...) {
+SS_INTERPOSER int execle(const char *path, const char *arg, ...) {
     GATHER_ARGUMENTS(arg, argv, arguments);
     char *const *envp = va_arg(arguments, char *const *);
     va_end(arguments);

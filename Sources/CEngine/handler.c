@@ -177,6 +177,7 @@ SS_HANDLER_CODE static void record_sample(const ucontext_t *context, const sigin
                                           NULL, sample->frames, (int)ss_active_config.max_depth, &outcome,
                                           &frame_pointer_steps,
                                           async ? &probe : NULL);
+            count = ss_leave_out_own_code(sample->frames, count, &probe.frame);
             sample->depth = (uint16_t)count;
             sample->flags = outcome == SS_WALK_TRUNCATED ? SS_SAMPLE_TRUNCATED
                           : outcome == SS_WALK_ENDED_EARLY ? SS_SAMPLE_UNWIND_FAILED : 0;

@@ -119,9 +119,9 @@ static int change_mask(int how, const sigset_t *set, sigset_t *old) {
     return 0;
 }
 
-int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) { return change_mask(how, set, old); }
+SS_INTERPOSER int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) { return change_mask(how, set, old); }
 
-int sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+SS_INTERPOSER int sigprocmask(int how, const sigset_t *set, sigset_t *old) {
     int status = change_mask(how, set, old);
     if (status == 0) return 0;
     errno = status;
@@ -148,33 +148,33 @@ static void before_synchronous_read(const sigset_t *set) {
     errno = saved_errno;
 }
 
-int signalfd(int fd, const sigset_t *mask, int flags) {
+SS_INTERPOSER int signalfd(int fd, const sigset_t *mask, int flags) {
     __typeof__(&signalfd) real = real_function(REAL_SIGNALFD);
     if (!real) return -1;
     before_synchronous_read(mask);
     return real(fd, mask, flags);
 }
 
-int sigwait(const sigset_t *set, int *signo) {
+SS_INTERPOSER int sigwait(const sigset_t *set, int *signo) {
     __typeof__(&sigwait) real = real_function(REAL_SIGWAIT);
     if (!real) return ENOSYS;
     before_synchronous_read(set);
     return real(set, signo);
 }
 
-int sigwaitinfo(const sigset_t *set, siginfo_t *info) {
+SS_INTERPOSER int sigwaitinfo(const sigset_t *set, siginfo_t *info) {
     __typeof__(&sigwaitinfo) real = real_function(REAL_SIGWAITINFO);
     if (!real) return -1;
     before_synchronous_read(set);
     return real(set, info);
 }
 
-int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout) {
+SS_INTERPOSER int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout) {
     before_synchronous_read(set);
     return real_sigtimedwait(set, info, timeout);
 }
 
-int sigpending(sigset_t *set) {
+SS_INTERPOSER int sigpending(sigset_t *set) {
     before_synchronous_read(NULL);
     return real_sigpending(set);
 }

@@ -291,7 +291,7 @@ const ss_unwind_row *ss_module_index_find(const ss_module_index *index, uintptr_
     return ss_unwind_table_find(index->modules[low - 1].table, pc);
 }
 
-int dlclose(void *handle) {
+SS_INTERPOSER int dlclose(void *handle) {
     static void *_Atomic real;
     int (*real_dlclose)(void *) = (int (*)(void *))ss_next_symbol("dlclose", &real);
     if (!real_dlclose) return -1;

@@ -132,6 +132,7 @@ static int walk(const ss_perf_ring *ring, const snapshot *found, ss_sample *samp
                                       (uintptr_t)found->registers[1], 1, (uintptr_t)found->registers[0], 1, read_copied,
                                       &stack, sample->frames, capacity, outcome, NULL, async ? &probe : NULL);
     if (index) ss_module_index_leave(buffer);
+    depth = ss_leave_out_own_code(sample->frames, depth, &probe.frame);
     if (probe.frame >= 0) *outcome = SS_WALK_ENDED_EARLY;
     return depth;
 }

@@ -210,7 +210,7 @@ int ss_program_handles_signal(int signo) {
     return action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN;
 }
 
-int sigaction(int signo, const struct sigaction *action, struct sigaction *previous) {
+SS_INTERPOSER int sigaction(int signo, const struct sigaction *action, struct sigaction *previous) {
     virtualized_signal *entry = find_virtualized(signo);
     if (!entry) return ss_real_sigaction(signo, action, previous);
     /* Read before anything is locked, as libc reads it before the system call:

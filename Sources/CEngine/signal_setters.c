@@ -55,7 +55,7 @@ static sighandler_t libc_setter(const char *name, void *_Atomic *cache, int sign
 
 /* glibc's __bsd_signal: the signal blocked in its handler, system calls
  * restarted unless siginterrupt said otherwise. */
-sighandler_t signal(int signo, sighandler_t handler) {
+SS_INTERPOSER sighandler_t signal(int signo, sighandler_t handler) {
     if (!ss_signal_is_virtualized(signo)) {
         static void *_Atomic cache;
         return libc_setter("signal", &cache, signo, handler);
@@ -69,7 +69,7 @@ sighandler_t ssignal(int signo, sighandler_t handler) __attribute__((alias("sign
 
 /* System V's one-shot handler: reset to SIG_DFL when called, the signal not
  * blocked in it, system calls not restarted. */
-sighandler_t sysv_signal(int signo, sighandler_t handler) {
+SS_INTERPOSER sighandler_t sysv_signal(int signo, sighandler_t handler) {
     if (!ss_signal_is_virtualized(signo)) {
         static void *_Atomic cache;
         return libc_setter("sysv_signal", &cache, signo, handler);
@@ -82,7 +82,7 @@ sighandler_t __sysv_signal(int signo, sighandler_t handler) __attribute__((alias
 
 /* System V's sigset: SIG_HOLD blocks the signal; any other disposition is
  * set with no flags and unblocks it. Returns SIG_HOLD if it was blocked. */
-sighandler_t sigset(int signo, sighandler_t disposition) {
+SS_INTERPOSER sighandler_t sigset(int signo, sighandler_t disposition) {
     if (!ss_signal_is_virtualized(signo)) {
         static void *_Atomic cache;
         return libc_setter("sigset", &cache, signo, disposition);
@@ -103,7 +103,7 @@ sighandler_t sigset(int signo, sighandler_t disposition) {
 }
 
 /* System V's sigignore: SIG_IGN with no flags. */
-int sigignore(int signo) {
+SS_INTERPOSER int sigignore(int signo) {
     if (!ss_signal_is_virtualized(signo)) {
         static void *_Atomic cache;
         __typeof__(&sigignore) libc = ss_real_function("sigignore", &cache);
@@ -124,7 +124,7 @@ static int set_restart_of_virtualized(int signo, int interrupt) {
 }
 
 /* Whether the signal interrupts system calls, now and for later signal() calls. */
-int siginterrupt(int signo, int interrupt) {
+SS_INTERPOSER int siginterrupt(int signo, int interrupt) {
     int status;
     if (ss_signal_is_virtualized(signo)) {
         status = set_restart_of_virtualized(signo, interrupt);

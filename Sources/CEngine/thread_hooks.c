@@ -198,7 +198,7 @@ static void *stacksampler_thread_trampoline(void *opaque) {
     return start.start(start.argument);
 }
 
-int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*start)(void *), void *argument) {
+SS_INTERPOSER int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*start)(void *), void *argument) {
     pthread_create_fn create = real_pthread_create();
     if (!create) return EAGAIN;
     if (!ss_engine_running() && atomic_load(&profiler_threads) == 0) return create(thread, attributes, start, argument);
@@ -213,7 +213,7 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*
 /* The main thread ending by pthread_exit while profiler threads live runs thread_ends too (its
  * key taken only then: a program that took every key loses none to the profiler at its start);
  * without a key, it ends the process at once if no other thread of the program is left. */
-void pthread_exit(void *value) {
+SS_INTERPOSER void pthread_exit(void *value) {
     static void *_Atomic real_symbol;
     void (*real)(void *) = (void (*)(void *))ss_next_symbol("pthread_exit", &real_symbol);
     if (ss_current_tid() == getpid() && atomic_load(&profiler_threads) > 0) {

@@ -176,7 +176,8 @@ int ss_unwind_stack(uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, ss_m
     int count = ss_unwind_walk(index, pc, sp, fp, fp_known, 0, 0, read, context, frames, capacity, outcome,
                                frame_pointer_steps);
     if (index) ss_module_index_leave(buffer);
-    return count;
+    int no_async_frame = -1;
+    return ss_leave_out_own_code(frames, count, &no_async_frame);
 }
 
 int ss_unwind_context(const void *interrupted, ss_memory_reader read, void *context, uintptr_t *frames, int capacity,

@@ -100,7 +100,7 @@ static inline __attribute__((always_inline)) const sigset_t *begin_wait(const si
     return used;
 }
 
-int ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask) {
+SS_INTERPOSER int ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask) {
     __typeof__(&ppoll) real = real_function(REAL_PPOLL);
     if (!real) return -1;
     sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
@@ -111,7 +111,7 @@ int ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout, cons
 }
 
 /* ppoll under _FORTIFY_SOURCE. */
-int __ppoll_chk(struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask, size_t fds_length) {
+SS_INTERPOSER int __ppoll_chk(struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask, size_t fds_length) {
     int (*real)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t) = real_function(REAL_PPOLL_CHK);
     if (!real) return -1;
     sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
@@ -121,7 +121,7 @@ int __ppoll_chk(struct pollfd *fds, nfds_t count, const struct timespec *timeout
     return result;
 }
 
-int pselect(int count, fd_set *read, fd_set *write, fd_set *except, const struct timespec *timeout, const sigset_t *mask) {
+SS_INTERPOSER int pselect(int count, fd_set *read, fd_set *write, fd_set *except, const struct timespec *timeout, const sigset_t *mask) {
     __typeof__(&pselect) real = real_function(REAL_PSELECT);
     if (!real) return -1;
     sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
@@ -131,7 +131,7 @@ int pselect(int count, fd_set *read, fd_set *write, fd_set *except, const struct
     return result;
 }
 
-int epoll_pwait(int epoll, struct epoll_event *events, int capacity, int timeout, const sigset_t *mask) {
+SS_INTERPOSER int epoll_pwait(int epoll, struct epoll_event *events, int capacity, int timeout, const sigset_t *mask) {
     __typeof__(&epoll_pwait) real = real_function(REAL_EPOLL_PWAIT);
     if (!real) return -1;
     sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
@@ -141,7 +141,7 @@ int epoll_pwait(int epoll, struct epoll_event *events, int capacity, int timeout
     return result;
 }
 
-int epoll_pwait2(int epoll, struct epoll_event *events, int capacity, const struct timespec *timeout, const sigset_t *mask) {
+SS_INTERPOSER int epoll_pwait2(int epoll, struct epoll_event *events, int capacity, const struct timespec *timeout, const sigset_t *mask) {
     __typeof__(&epoll_pwait2) real = real_function(REAL_EPOLL_PWAIT2);
     if (!real) return -1;
     sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
@@ -151,7 +151,7 @@ int epoll_pwait2(int epoll, struct epoll_event *events, int capacity, const stru
     return result;
 }
 
-int sigsuspend(const sigset_t *mask) {
+SS_INTERPOSER int sigsuspend(const sigset_t *mask) {
     __typeof__(&sigsuspend) real = real_function(REAL_SIGSUSPEND);
     if (!real) return -1;
     sigset_t adjusted; /* the mask the wait runs with, when the profiler's */

@@ -14,8 +14,13 @@ package final class Daemon: Sendable {
     private let windowsHandled = Atomic<Int>(0)
     /// Each pusher's counters when the window before was handed to it.
     private let pushedBefore: Mutex<[PushCounters]>
+    /// The default per-process socket's server.
     private let server = Mutex<ProfileServer?>(nil)
-    /// In a forked child: the listen addresses, taken once the parent that holds them is gone.
+    /// The listen addresses' server, when they were bound at start; given up to a descendant
+    /// that asks for them (`ListenRelease`).
+    private let addressServer = Mutex<ProfileServer?>(nil)
+    /// The listen addresses when they could not be bound at start: in a forked child, taken once
+    /// the parent that holds them is gone; in a new program, claimed from the ancestor that does.
     private let handOver = Mutex<ListenHandOver?>(nil)
 
     /// Starts the daemon: with a window length, a continuous session with `configuration` whose
@@ -24,7 +29,8 @@ package final class Daemon: Sendable {
     /// `configuration`'s settings. A listener that cannot be opened is said on stderr and left
     /// out: the rest runs. In a forked child, `parent` is the process that forked it: the listen
     /// addresses are the parent's while it lives (`ListenHandOver`), the child serves its default
-    /// socket meanwhile. Throws if the session cannot start.
+    /// socket meanwhile. A new program whose addresses an ancestor holds (a wrapper started under
+    /// the same settings) claims them from it. Throws if the session cannot start.
     package init(settings: DaemonSettings, configuration: ProfilerConfiguration, outputs: [OutputTarget], summaryPath: String?,
                  options: ExportOptions, calls: WindowCallFiles = WindowCallFiles(invocationsPath: nil, invocationFormat: .chrome, callsPath: nil),
                  pushers: [any WindowPusher], parent: pid_t? = nil) throws(ProfilerError) {
@@ -42,14 +48,11 @@ package final class Daemon: Sendable {
             let provider = SessionProfiles(onDemand: configuration) { [self] json in statusFields(&json) }
             let maxSeconds = settings.maxRequestSeconds
             let explicit = listen.filter { $0 != .defaultSocket }
-            if let parent, !explicit.isEmpty {
-                let later = ListenHandOver(parent: parent) { () throws(ProfileServerError) in
-                    try ProfileServer(listen: explicit, defaultSocket: false, provider: provider, maxSeconds: maxSeconds)
-                }
-                handOver.withLock { $0 = later }
+            let started = try ProfileServer(listen: [], provider: provider, maxSeconds: maxSeconds) { [self] requester in
+                ListenRelease.answer(requester) { giveUpAddresses() }
             }
-            let started = try ProfileServer(listen: parent == nil ? listen : [], provider: provider, maxSeconds: maxSeconds)
             server.withLock { $0 = started }
+            if !explicit.isEmpty { serve(explicit, provider: provider, maxSeconds: maxSeconds, parent: parent) }
         } catch {
             StandardError.report("\(error); the profile endpoints are not served")
         }
@@ -61,10 +64,39 @@ package final class Daemon: Sendable {
                 try Profiler.startContinuous(configuration, window: window, onWindow: onWindow)
             } catch {
                 handOver.withLock { $0 }?.stop()
+                addressServer.withLock { $0 }?.stop()
                 server.withLock { $0 }?.stop()
                 throw error
             }
         }
+    }
+
+    /// Serves the listen addresses `explicit`: now, or, in a forked child, once `parent` is gone;
+    /// or, when they are in use, once the ancestor that holds them has given them up.
+    private func serve(_ explicit: [ListenAddress], provider: SessionProfiles, maxSeconds: Int, parent: pid_t?) {
+        let open: @Sendable () throws(ProfileServerError) -> ProfileServer = { () throws(ProfileServerError) in
+            try ProfileServer(listen: explicit, defaultSocket: false, provider: provider, maxSeconds: maxSeconds)
+        }
+        if let parent {
+            handOver.withLock { $0 = ListenHandOver.afterParentEnds(parent, open: open) }
+            return
+        }
+        do throws(ProfileServerError) {
+            let opened = try open()
+            addressServer.withLock { $0 = opened }
+        } catch where error.code == EADDRINUSE {
+            handOver.withLock { $0 = ListenHandOver.claimed(after: error, open: open) }
+        } catch {
+            StandardError.report("\(error); the listen addresses are not served")
+        }
+    }
+
+    /// Stops serving the listen addresses (a descendant asked for them): the ones given up, or
+    /// nil if none was served.
+    private func giveUpAddresses() -> [String]? {
+        guard let served = addressServer.withLock({ value -> ProfileServer? in defer { value = nil }; return value }) else { return nil }
+        served.stop()
+        return served.addresses
     }
 
     /// Stops serving, ends the continuous session (if this daemon runs one) and hands out its
@@ -73,6 +105,7 @@ package final class Daemon: Sendable {
     /// `asked`, when the caller began to stop it.
     package func stop(pushDeadline: Duration = .seconds(2), since asked: UInt64 = ss_now_ns()) {
         handOver.withLock { $0 }?.stop()
+        addressServer.withLock { $0 }?.stop()
         server.withLock { $0 }?.stop()
         if settings.window != nil, let profile = try? Profiler.stop(since: asked), files != nil || !pushers.isEmpty { handle(profile) }
         // Every pusher sends on its own thread: they are stopped together.
@@ -119,7 +152,8 @@ package final class Daemon: Sendable {
         json.integer(windowsHandled.load(ordering: .relaxed))
         json.key("listening")
         json.beginArray()
-        for address in server.withLock({ $0?.addresses ?? [] }) + (handOver.withLock { $0 }?.addresses ?? []) { json.string(address) }
+        for address in server.withLock({ $0?.addresses ?? [] }) + addressServer.withLock({ $0?.addresses ?? [] })
+            + (handOver.withLock { $0 }?.addresses ?? []) { json.string(address) }
         json.endArray()
         for pusher in pushers {
             let counters = pusher.counters

@@ -414,8 +414,10 @@ enum {
  *  `fp` (`fp_known` 0 if not known) through the engine's unwind tables, reading memory with
  *  `read`. Writes `pc` then the return addresses, leaf first; returns their count and sets
  *  `outcome` (SS_WALK_*) and, unless NULL, `frame_pointer_steps` (the steps taken by frame
- *  pointer through JIT code, see SS_SAMPLE_FRAME_POINTERS). Signal-safe if `read` is. For the
- *  sampler thread, with ss_read_memory_checked, on a thread stopped in a system call. */
+ *  pointer through JIT code, see SS_SAMPLE_FRAME_POINTERS). The engine's own code is left out,
+ *  as from every sample (the walk ends at the program's call that led into it). Signal-safe if
+ *  `read` is. For the sampler thread, with ss_read_memory_checked, on a thread stopped in a
+ *  system call. */
 int ss_unwind_stack(uintptr_t pc, uintptr_t sp, uintptr_t fp, int fp_known, ss_memory_reader read, void *context,
                     uintptr_t *frames, int capacity, int *outcome, int *frame_pointer_steps);
 

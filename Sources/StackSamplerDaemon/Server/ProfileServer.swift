@@ -24,8 +24,11 @@ package final class ProfileServer: Sendable {
     /// to a less privileged user) or if a listener asked for cannot be opened. A default socket that
     /// cannot be opened (its directory not a private one of this user) is left out with one line on
     /// standard error; it throws only when it is the only listener.
+    /// `release`, when given, answers the listen-release endpoint (`Routes`); a server without it
+    /// answers that endpoint 404, so that only the default socket's can give addresses away.
     package init(listen: [ListenAddress], defaultSocket: Bool = true, provider: any ProfileProvider, maxSeconds: Int,
-                limits: HTTPServerLimits = HTTPServerLimits()) throws(ProfileServerError) {
+                limits: HTTPServerLimits = HTTPServerLimits(),
+                release: (@Sendable (pid_t) -> HTTPResponse)? = nil) throws(ProfileServerError) {
         guard ss_secure_execution() == 0 else {
             throw ProfileServerError("secure-execution mode (setuid, setgid or file capabilities): not listening, since the environment that asks for it belongs to a less privileged user")
         }
@@ -59,7 +62,7 @@ package final class ProfileServer: Sendable {
             }
             throw error
         }
-        let core = ServerCore(provider: provider, maxSeconds: maxSeconds)
+        let core = ServerCore(provider: provider, maxSeconds: maxSeconds, release: release)
         let served = opened.map { $0.address == .defaultSocket ? "unix:\(defaultPath)" : $0.address.description }
         let binding: HTTPServerBinding
         do throws(ProfileServerError) {
@@ -104,9 +107,13 @@ private final class ServerCore: Sendable {
     /// While a profile is being taken: when it should end (CLOCK_MONOTONIC ns), for Retry-After.
     let profiling = Mutex<UInt64?>(nil)
 
-    init(provider: any ProfileProvider, maxSeconds: Int) {
+    /// Answers the listen-release endpoint; nil where this server does not serve it.
+    let release: (@Sendable (pid_t) -> HTTPResponse)?
+
+    init(provider: any ProfileProvider, maxSeconds: Int, release: (@Sendable (pid_t) -> HTTPResponse)?) {
         self.provider = provider
         self.maxSeconds = maxSeconds
+        self.release = release
     }
 
     func handle(_ request: HTTPRequest) {
@@ -114,6 +121,8 @@ private final class ServerCore: Sendable {
                                  hasBody: request.hasBody, maxSeconds: maxSeconds, accept: request.accept)
         switch route {
         case .respond(let response): request.respond(response)
+        case .releaseListen(let requester):
+            request.respond(release?(requester) ?? .error(404, "404 page not found: the listen addresses are given up only on the default socket"))
         case .status: request.respond(Routes.statusResponse(provider.status()))
         case .stalls:
             let (reports, total) = RecentStalls.reports

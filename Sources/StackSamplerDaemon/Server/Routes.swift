@@ -1,3 +1,4 @@
+import Glibc
 import StackSampler
 
 /// A profile a request asks for, and how its answer is shaped.
@@ -42,6 +43,9 @@ package enum Route: Sendable, Equatable {
     case status
     /// Answer with the recent stall reports.
     case stalls
+    /// Give up the listen addresses to process `requester`, a descendant that was started to
+    /// serve them (the service a wrapper started); on the default socket only.
+    case releaseListen(requester: pid_t)
 }
 
 /// The endpoints, as pure decisions from a request's method, path and query to a route; no
@@ -62,6 +66,8 @@ package enum Route: Sendable, Equatable {
 /// - `/debug/stacksampler/stalls`: the recent stall reports, text.
 /// - `/debug/stacksampler/status`: the provider's JSON.
 /// - `/debug/pprof/` (and `/debug/stacksampler/`): an index of these.
+/// - `POST /debug/stacksampler/listen/release?pid=N`: the process gives up its listen addresses
+///   to its descendant N (ListenClaim); served on the default per-process socket only.
 ///
 /// Errors: 400 for a bad parameter (the text names it and what is accepted), 404 for an unknown
 /// path, 405 for a method other than GET or HEAD. One difference from Go on purpose: Go takes a
@@ -79,7 +85,7 @@ package enum Routes {
         guard let endpoint = Endpoint(path: path) else {
             return .respond(.error(404, "404 page not found: no endpoint \(printable(path)); see /debug/pprof/ for the list"))
         }
-        guard method == "GET" || method == "HEAD" else {
+        guard method == "GET" || method == "HEAD" || endpoint == .releaseListen else {
             return .respond(.error(405, "method \(printable(method)) not allowed; use GET", extraHeaders: [HTTPHeader("Allow", "GET, HEAD")]))
         }
         guard !hasBody else { return .respond(.error(400, "these endpoints take no request body")) }
@@ -103,6 +109,22 @@ package enum Routes {
             return calls(&query, maxSeconds: maxSeconds, accept: nil, trace: true)
         case .stalls:
             return .stalls
+        case .releaseListen:
+            return releaseListen(method: method, arguments: query)
+        }
+    }
+
+    /// The release of the listen addresses to the process named by `pid`, or the error.
+    private static func releaseListen(method: String, arguments query: Query) -> Route {
+        guard method == "POST" else {
+            return .respond(.error(405, "method \(printable(method)) not allowed; use POST", extraHeaders: [HTTPHeader("Allow", "POST")]))
+        }
+        do throws(HTTPResponse) {
+            let text = try query.value("pid") ?? ""
+            guard let pid = pid_t(text), pid > 1 else { throw .error(400, "bad pid: \(printable(text)) must be the process id of the process to give the addresses to") }
+            return .releaseListen(requester: pid)
+        } catch {
+            return .respond(error)
         }
     }
 
@@ -227,7 +249,7 @@ package enum Routes {
 
     /// The endpoints, by path.
     private enum Endpoint {
-        case index, status, goProfile, wall, general, flameGraph, folded, calls, invocations, stalls
+        case index, status, goProfile, wall, general, flameGraph, folded, calls, invocations, stalls, releaseListen
 
         init?(path: String) {
             switch path {
@@ -241,6 +263,7 @@ package enum Routes {
             case "/debug/stacksampler/calls": self = .calls
             case "/debug/stacksampler/invocations": self = .invocations
             case "/debug/stacksampler/stalls": self = .stalls
+            case "/debug/stacksampler/listen/release": self = .releaseListen
             default: return nil
             }
         }
