@@ -61,8 +61,12 @@ static const ss_sampling_engine *settle_engine(const ss_config *config) {
         snprintf(engine_description, sizeof engine_description, "perf_event_open: %s", ss_perf_refusal_text(perf));
         return NULL;
     }
-    snprintf(engine_description, sizeof engine_description, "%s (perf_event_open: %s)", ss_cpu_timer_engine.name,
-             ss_perf_refusal_text(perf));
+    /* What the refusal changes: in wall mode, a running thread's stack comes at its scheduler
+     * ticks and its place from /proc, not from counters and switch records. */
+    const char *change = config->mode == SS_MODE_WALL
+        ? "; wall mode: running threads' stacks at scheduler ticks of their CPU, their places read from /proc" : "";
+    snprintf(engine_description, sizeof engine_description, "%s (perf_event_open: %s%s)", ss_cpu_timer_engine.name,
+             ss_perf_refusal_text(perf), change);
     return &ss_cpu_timer_engine;
 }
 
@@ -150,7 +154,10 @@ static void reset_in_forked_child(void) {
     if (!hooks || !hooks->start_in_forked_child) return;
     const char *refusal = forked_child_refusal(quiesced);
     if (!refusal) {
+        /* The profiler's work on the program's thread: not sampled, as the stop's is not. */
+        int was_excluded = ss_thread_set_excluded(1);
         hooks->start_in_forked_child((int32_t)parent);
+        ss_thread_set_excluded(was_excluded);
         return;
     }
     char line[256];

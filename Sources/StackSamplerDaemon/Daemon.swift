@@ -19,8 +19,7 @@ package final class Daemon: Sendable {
     /// The listen addresses' server, when they were bound at start; given up to a descendant
     /// that asks for them (`ListenRelease`).
     private let addressServer = Mutex<ProfileServer?>(nil)
-    /// The listen addresses when they could not be bound at start: in a forked child, taken once
-    /// the parent that holds them is gone; in a new program, claimed from the ancestor that does.
+    /// In a forked child: the listen addresses, taken once the parent that holds them is gone.
     private let handOver = Mutex<ListenHandOver?>(nil)
 
     /// Starts the daemon: with a window length, a continuous session with `configuration` whose
@@ -29,8 +28,8 @@ package final class Daemon: Sendable {
     /// `configuration`'s settings. A listener that cannot be opened is said on stderr and left
     /// out: the rest runs. In a forked child, `parent` is the process that forked it: the listen
     /// addresses are the parent's while it lives (`ListenHandOver`), the child serves its default
-    /// socket meanwhile. A new program whose addresses an ancestor holds (a wrapper started under
-    /// the same settings) claims them from it. Throws if the session cannot start.
+    /// socket meanwhile. The addresses are given up to a program it started that asks for them
+    /// when it only started it (`ListenRelease`). Throws if the session cannot start.
     package init(settings: DaemonSettings, configuration: ProfilerConfiguration, outputs: [OutputTarget], summaryPath: String?,
                  options: ExportOptions, calls: WindowCallFiles = WindowCallFiles(invocationsPath: nil, invocationFormat: .chrome, callsPath: nil),
                  pushers: [any WindowPusher], parent: pid_t? = nil) throws(ProfilerError) {
@@ -71,8 +70,7 @@ package final class Daemon: Sendable {
         }
     }
 
-    /// Serves the listen addresses `explicit`: now, or, in a forked child, once `parent` is gone;
-    /// or, when they are in use, once the ancestor that holds them has given them up.
+    /// Serves the listen addresses `explicit`: now, or, in a forked child, once `parent` is gone.
     private func serve(_ explicit: [ListenAddress], provider: SessionProfiles, maxSeconds: Int, parent: pid_t?) {
         let open: @Sendable () throws(ProfileServerError) -> ProfileServer = { () throws(ProfileServerError) in
             try ProfileServer(listen: explicit, defaultSocket: false, provider: provider, maxSeconds: maxSeconds)
@@ -84,8 +82,6 @@ package final class Daemon: Sendable {
         do throws(ProfileServerError) {
             let opened = try open()
             addressServer.withLock { $0 = opened }
-        } catch where error.code == EADDRINUSE {
-            handOver.withLock { $0 = ListenHandOver.claimed(after: error, open: open) }
         } catch {
             StandardError.report("\(error); the listen addresses are not served")
         }

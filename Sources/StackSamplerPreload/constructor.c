@@ -39,14 +39,15 @@ static const char *first_daemon_variable(void) {
 
 /* Whether this process profiles. A program started by the profiled one inherits the
  * environment; without %p in the output paths it would overwrite the parent's profile (or run a
- * second daemon on the parent's address and back end), so it stays idle and says so. The owner
- * marks itself in the environment its descendants inherit. */
+ * second daemon on the parent's address and back end), so it stays idle and says so, unless the
+ * owner only started it (a wrapper, with the daemon settings alone: owner_handover.c) and hands
+ * the profiling over. The owner marks itself in the environment its descendants inherit. */
 static int owns_output(const char *output) {
     if (strstr(output, "%p")) return 1;
     char pid[24];
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
     const char *owner = getenv(owner_variable);
-    if (owner && strcmp(owner, pid) != 0) {
+    if (owner && strcmp(owner, pid) != 0 && !(!*output && ss_take_over_from_owner(strtol(owner, NULL, 10)))) {
         char message[160];
         if (*output) {
             snprintf(message, sizeof message, "process %s is a descendant of profiled process %s and %s", pid, owner, output_variable);

@@ -34,6 +34,10 @@ int ss_refuse_secure_execution(void);
 /* diagnostics.c: writes "stacksampler: " + the parts + "\n" on stderr with write(2). */
 void ss_report(const char *first, const char *second, const char *third);
 
+/* owner_handover.c: whether `owner`, the profiled ancestor of this process whose daemon settings
+ * it inherited, gave its listen addresses up to it (it only started this program: a wrapper). */
+int ss_take_over_from_owner(long owner);
+
 #pragma GCC visibility pop
 
 #endif

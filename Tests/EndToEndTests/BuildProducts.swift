@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The built StackSampler artifacts the end-to-end tests run: the preload library and the CLI.
 ///
@@ -22,6 +23,27 @@ enum BuildProducts {
     static func cli() throws -> String {
         try existing("stacksampler")
     }
+
+    /// The directory of copies of the preload library, its Swift part and the CLI that any user
+    /// can read (CI's clone may sit in a folder an ordinary user cannot enter), made once per run.
+    static func readableByAll() throws -> String {
+        try copies.withLock { made in
+            if let made { return made }
+            let target = ScratchDirectory.run + "/products"
+            try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+            for name in ["libStackSamplerPreload.so", "libStackSamplerPreloadSwift.so", "stacksampler"] {
+                let copy = target + "/" + name
+                try? FileManager.default.removeItem(atPath: copy)
+                try FileManager.default.copyItem(atPath: try existing(name), toPath: copy)
+                chmod(copy, 0o755)
+            }
+            chmod(target, 0o755)
+            made = target
+            return target
+        }
+    }
+
+    private static let copies = Mutex<String?>(nil)
 
     /// `name` inside the build directory, or a clear error telling how to build it.
     private static func existing(_ name: String) throws -> String {

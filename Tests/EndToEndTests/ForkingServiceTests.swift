@@ -205,22 +205,44 @@ extension EndToEnd {
             }
         }
 
-        @Test("redis-server --daemonize yes with STACKSAMPLER_LISTEN is answered by go tool pprof", .enabled(if: ForkingService.hasRedis, ForkingService.redisSkipReason))
-        func daemonizingRedis() throws {
+        /// What a service is started behind, all of it under the same settings: nothing; `timeout`,
+        /// which forks, execs the service in the child and waits; a shell script that does the same.
+        enum Wrapper: String, CaseIterable, CustomTestStringConvertible {
+            case none, timeout, shellScript = "shell script"
+
+            /// The command line of `command` behind the wrapper.
+            func command(_ command: [String]) -> [String] {
+                switch self {
+                case .none: command
+                case .timeout: ["/usr/bin/timeout", "60"] + command
+                case .shellScript: ["/bin/sh", "-c", "\"$0\" \"$@\"; status=$?; exit $status"] + command
+                }
+            }
+
+            var testDescription: String { self == .none ? "started directly" : "behind a \(rawValue)" }
+        }
+
+        /// The listen address goes to the service, not to the wrapper that started it: the
+        /// wrapper binds it first (it is preloaded too), gives it up when the service it started asks
+        /// (`ListenRelease`), and redis's daemonized child takes it once redis's first process exits.
+        @Test("redis-server --daemonize yes with STACKSAMPLER_LISTEN is answered by go tool pprof",
+              .enabled(if: ForkingService.hasRedis, ForkingService.redisSkipReason), arguments: Wrapper.allCases)
+        func daemonizingRedis(wrapper: Wrapper) throws {
             let directory = try ScratchDirectory.make("redis-daemon")
             let (redisPort, listenPort) = try ForkingService.twoPorts()
             var server: pid_t?
             defer { ForkingService.killTree(server) }
-            let started = try ChildProcess.run(ForkingService.redis,
-                                               ["--daemonize", "yes", "--port", String(redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                                                "--dir", directory, "--pidfile", directory + "/redis.pid", "--logfile", directory + "/redis.log"],
+            let command = wrapper.command([ForkingService.redis, "--daemonize", "yes", "--port", String(redisPort), "--bind", "127.0.0.1",
+                                           "--save", "", "--appendonly", "no", "--dir", directory, "--pidfile", directory + "/redis.pid",
+                                           "--logfile", directory + "/redis.log"])
+            let started = try ChildProcess.run(command[0], Array(command.dropFirst()),
                                                environment: ["LD_PRELOAD": try BuildProducts.preloadLibrary(),
                                                              "STACKSAMPLER_LISTEN": "127.0.0.1:\(listenPort)"],
                                                in: directory, timeout: .seconds(30))
             #expect(started.termination == .exited(0), "\(started)")
             server = try ForkingService.pid(inFile: directory + "/redis.pid")
             #expect(ForkingService.waitFor { ForkingService.daemonPID(port: listenPort, in: directory) == Int(server!) },
-                    "127.0.0.1:\(listenPort) is not answered by redis-server \(server!)")
+                    "127.0.0.1:\(listenPort) is not answered by redis-server \(server!): \(started)")
             // Before: "timeout awaiting response headers".
             let pprof = try ChildProcess.run(GoPprof.executable!, ["tool", "pprof", "-raw", "http://127.0.0.1:\(listenPort)/debug/stacksampler/wall?seconds=1"],
                                              environment: ["HOME": directory, "PPROF_TMPDIR": directory], in: directory, timeout: .seconds(120))
@@ -228,6 +250,34 @@ extension EndToEnd {
             #expect(pprof.stdout.contains("wall/nanoseconds"), "\(pprof)")
             #expect(pprof.stdout.contains("/redis-server"), "\(pprof)")
             #expect(pprof.stdout.contains("aeMain"), "\(pprof)")
+        }
+
+        /// The other side of the wrapper rule: a process that has worked (its main thread's CPU past
+        /// the wrapper bound) and then runs a program and waits for it keeps its address, and the
+        /// program stays idle, as every program a profiled service starts does.
+        @Test("a shell that works, then runs a program and waits for it, keeps its address; the program stays idle")
+        func workingOwnerKeepsAddress() throws {
+            let directory = try ScratchDirectory.make("working-owner")
+            let listenPort = try HTTPEndpoints.freePort()
+            let stderrPath = directory + "/owner.stderr"
+            _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done; /bin/sleep 2; exit 0"]
+            var environment = ProcessInfo.processInfo.environment.filter { $0.key != "LD_PRELOAD" && !$0.key.hasPrefix("STACKSAMPLER_") }
+            environment["LD_PRELOAD"] = try BuildProducts.preloadLibrary()
+            environment["STACKSAMPLER_LISTEN"] = "127.0.0.1:\(listenPort)"
+            process.environment = environment
+            process.standardError = FileHandle(forWritingAtPath: stderrPath)
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            defer { if process.isRunning { process.terminate() } }
+            let stderr = { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+            #expect(ForkingService.waitFor(seconds: 30) { stderr().contains("not profiling it") }, "the program was not refused: \(stderr())")
+            #expect(ForkingService.daemonPID(port: listenPort, in: directory) == Int(process.processIdentifier), "\(stderr())")
+            #expect(!stderr().contains("goes to it"), "\(stderr())")
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
         }
 
         @Test("nginx with daemon off, %p outputs and STACKSAMPLER_LISTEN: each worker's profile is written and served; the address is the master's",

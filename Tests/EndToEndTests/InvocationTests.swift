@@ -18,14 +18,18 @@ extension EndToEnd {
         /// the design asks; the worst call is printed, not asserted: on two shared cores under load
         /// the sampler thread has been kept off the CPU for over 40 ms right at a call's start or
         /// end (seen here at a load average of 10), which no bound on single calls survives.
-        @Test("wall 1 ms: durations match the program's measurements, calls nest under their callers")
-        func durationsAndNesting() throws {
+        ///
+        /// As root and as an ordinary user; with perf_event_open refused, wall mode does not yet
+        /// keep these durations (docs/limits.md), and that setting is not asserted here.
+        @Test("wall 1 ms: durations match the program's measurements, calls nest under their callers",
+              arguments: [RunSetting.root, .unprivileged])
+        func durationsAndNesting(setting: RunSetting) throws {
             let directory = try ScratchDirectory.make("invocations")
             let tracePath = directory + "/trace.json"
             let run = try ProfiledRun.preload(
                 .invocations, [String(Self.rounds)],
                 settings: ["STACKSAMPLER_MODE": "wall", "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_INVOCATIONS": tracePath],
-                in: directory)
+                setting: setting, in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
             let measured = try MeasuredCalls(parsing: run.process.stdout)
             let trace = try ChromeTrace(contentsOf: tracePath)
@@ -109,15 +113,15 @@ extension EndToEnd {
 
         /// A thread blocked 1 s with a 250 ms threshold: one report, before the thread wakes, with
         /// its stack, on stderr and in the stalls file.
-        @Test("stall: a thread blocked 1 s is reported once, while blocked, with its stack")
-        func stallReport() throws {
+        @Test("stall: a thread blocked 1 s is reported once, while blocked, with its stack", arguments: RunSetting.allCases)
+        func stallReport(setting: RunSetting) throws {
             let directory = try ScratchDirectory.make("stall")
             let stallsPath = directory + "/stalls.txt"
             let run = try ProfiledRun.preload(
                 .stall, ["1"],
                 settings: ["STACKSAMPLER_MODE": "wall", "STACKSAMPLER_PERIOD": "5ms", "STACKSAMPLER_STALL_THRESHOLD": "250ms",
                            "STACKSAMPLER_STALLS": stallsPath, "STACKSAMPLER_SUMMARY": "-"],
-                in: directory)
+                setting: setting, in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
             let lines = run.process.stderrLines
             let headlines = lines.indices.filter { lines[$0].contains("stall on thread blocker ") }

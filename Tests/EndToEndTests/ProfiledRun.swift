@@ -19,25 +19,33 @@ struct ProfiledRun {
     /// Runs `program` with `LD_PRELOAD` set to the preload library and `STACKSAMPLER_OUTPUT`
     /// to a fresh file in `directory`, plus `settings` (full variable names, e.g.
     /// `STACKSAMPLER_MODE`). `profilePath` may be overridden, e.g. to test `%p`.
+    /// In `setting` (root by default), the program runs as that user, with the products copied
+    /// where it can read them.
     static func preload(
         _ program: TestProgram, _ arguments: [String] = [], settings: [String: String] = [:],
-        profilePath: String? = nil, in directory: String
+        profilePath: String? = nil, setting: RunSetting = .root, in directory: String
     ) throws -> ProfiledRun {
         let output = profilePath ?? freshProfilePath(for: program, in: directory)
         var environment = settings
-        environment["LD_PRELOAD"] = try BuildProducts.preloadLibrary()
+        environment["LD_PRELOAD"] = setting == .root ? try BuildProducts.preloadLibrary()
+            : try BuildProducts.readableByAll() + "/libStackSamplerPreload.so"
         environment["STACKSAMPLER_OUTPUT"] = output
-        let process = try ChildProcess.run(try program.executable(), arguments, environment: environment, in: directory)
+        setting.prepare(directory)
+        let (command, childEnvironment) = try setting.command([try program.executable()] + arguments, environment: environment)
+        let process = try ChildProcess.run(command[0], Array(command.dropFirst()), environment: childEnvironment, in: directory)
         return ProfiledRun(process: process, profilePath: output)
     }
 
     /// Runs `stacksampler record OPTIONS -o FILE -- PROGRAM ARGUMENTS`, FILE a fresh file in `directory`.
     static func record(
-        _ program: TestProgram, _ arguments: [String] = [], options: [String] = [], in directory: String
+        _ program: TestProgram, _ arguments: [String] = [], options: [String] = [], setting: RunSetting = .root, in directory: String
     ) throws -> ProfiledRun {
         let output = freshProfilePath(for: program, in: directory)
-        let command = ["record"] + options + ["-o", output, "--", try program.executable()] + arguments
-        let process = try ChildProcess.run(try BuildProducts.cli(), command, in: directory)
+        let cli = setting == .root ? try BuildProducts.cli() : try BuildProducts.readableByAll() + "/stacksampler"
+        setting.prepare(directory)
+        let (command, environment) = try setting.command([cli, "record"] + options + ["-o", output, "--", try program.executable()] + arguments,
+                                                         environment: [:])
+        let process = try ChildProcess.run(command[0], Array(command.dropFirst()), environment: environment, in: directory)
         return ProfiledRun(process: process, profilePath: output)
     }
 

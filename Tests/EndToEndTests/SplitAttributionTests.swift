@@ -9,13 +9,13 @@ extension EndToEnd {
         /// Seconds of CPU time the split program runs for.
         static let seconds = "2"
 
-        /// Through the preload library, in each sampling mode.
-        @Test("preload: shares match the program's measurement", arguments: [("cpu", "10ms"), ("wall", "1ms")])
-        func preload(mode: String, period: String) throws {
-            let directory = try ScratchDirectory.make("split-\(mode)")
+        /// Through the preload library, in each sampling mode and where users run it.
+        @Test("preload: shares match the program's measurement", arguments: [("cpu", "10ms"), ("wall", "1ms")], RunSetting.allCases)
+        func preload(sampling: (mode: String, period: String), setting: RunSetting) throws {
+            let directory = try ScratchDirectory.make("split-\(sampling.mode)")
             let run = try ProfiledRun.preload(
-                .split, [Self.seconds], settings: ["STACKSAMPLER_MODE": mode, "STACKSAMPLER_PERIOD": period],
-                in: directory)
+                .split, [Self.seconds], settings: ["STACKSAMPLER_MODE": sampling.mode, "STACKSAMPLER_PERIOD": sampling.period],
+                setting: setting, in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
             try Self.expectShares(of: run)
         }

@@ -1,3 +1,4 @@
+import Glibc
 import StackSampler
 import Testing
 @testable import StackSamplerDaemon
@@ -100,5 +101,55 @@ import Testing
         #expect(String(decoding: unavailable.body, as: UTF8.self) == "no profiler here\n")
         let status = Routes.statusResponse("{\"a\":1}")
         #expect(status.status == 200 && status.header("Content-Type") == "application/json")
+    }
+}
+
+/// Giving the listen addresses up to the service a wrapper started.
+@Suite struct ListenReleaseTests {
+    func route(_ arguments: [(String, String?)], method: String = "POST", body: Bool = false) -> Route {
+        Routes.route(method: method, path: ListenRelease.path, arguments: arguments.map { (name: $0.0, value: $0.1) }, hasBody: body,
+                     maxSeconds: 300)
+    }
+
+    @Test("POST with the requester's pid; 405 for GET, 400 for a missing or bad pid or a body")
+    func route() {
+        #expect(route([("pid", "4242")]) == .releaseListen(requester: 4242))
+        guard case .respond(let get) = route([("pid", "4242")], method: "GET") else { Issue.record("GET was routed"); return }
+        #expect(get.status == 405 && get.headers.contains { $0.name == "Allow" && $0.value == "POST" })
+        for arguments in [[], [("pid", "")], [("pid", "1")], [("pid", "x")], [("pid", "-3")]] as [[(String, String?)]] {
+            guard case .respond(let bad) = route(arguments) else { Issue.record("\(arguments) was routed"); continue }
+            #expect(bad.status == 400, "\(arguments)")
+        }
+        guard case .respond(let withBody) = route([("pid", "4242")], body: true) else { Issue.record("a body was routed"); return }
+        #expect(withBody.status == 400)
+    }
+
+    @Test("only a descendant gets the addresses, and only from a holder that only started it; a holder with none says so")
+    func answer() {
+        var released = false
+        // This process's parent is not its descendant.
+        let stranger = ListenRelease.answer(getppid(), onlyStarts: { true }) { released = true; return ["127.0.0.1:1"] }
+        #expect(stranger.status == 403 && !released)
+        // A child of this process is.
+        var child: pid_t = 0
+        let arguments: [UnsafeMutablePointer<CChar>?] = [strdup("sleep"), strdup("30"), nil]
+        defer { arguments.forEach { free($0) } }
+        guard posix_spawn(&child, "/bin/sleep", nil, nil, arguments, nil) == 0 else { Issue.record("cannot start a child"); return }
+        defer { kill(child, SIGKILL); waitpid(child, nil, 0) }
+        let busy = ListenRelease.answer(child, onlyStarts: { false }) { released = true; return ["127.0.0.1:1"] }
+        #expect(busy.status == 409 && !released, "a service that runs a helper keeps its address")
+        let given = ListenRelease.answer(child, onlyStarts: { true }) { released = true; return ["127.0.0.1:1"] }
+        #expect(given.status == 200 && released)
+        #expect(String(decoding: given.body, as: UTF8.self).contains("127.0.0.1:1"))
+        #expect(ListenRelease.answer(child, onlyStarts: { true }) { nil }.status == 409)
+    }
+
+    @Test("a process's ancestors: its parent first, never itself")
+    func ancestry() {
+        let chain = ProcessAncestry.ancestors(of: getpid())
+        #expect(chain.first == getppid())
+        #expect(!chain.contains(getpid()))
+        #expect(ProcessAncestry.isDescendant(getpid(), of: getppid()))
+        #expect(!ProcessAncestry.isDescendant(getppid(), of: getpid()))
     }
 }

@@ -33,7 +33,8 @@ final class BlockedThreadWalker {
         case running
         /// Blocked; its stack was walked into the sample buffer (`sample`).
         case walked(Position)
-        /// Blocked but moving: the walk could not be checked; neither signal nor sample it now.
+        /// Blocked but moving: the walk could not be checked; or blocked in the profiler's own
+        /// code. Neither signal nor sample it now.
         case unsettled
         /// Exited.
         case gone
@@ -45,6 +46,10 @@ final class BlockedThreadWalker {
 
     /// The last walked sample, valid until the next `look`.
     var sample: UnsafePointer<ss_sample> { UnsafePointer(buffer.assumingMemoryBound(to: ss_sample.self)) }
+
+    /// The profiler's own modules' code (`ProfilerModules.codeRanges`): a program thread asleep
+    /// in it (the stopping thread waiting for the sampler) is the profiler's, and is not walked.
+    private let profilerCode = ProfilerModules.codeRanges()
 
     init(maxDepth: Int) {
         capacity = maxDepth
@@ -92,6 +97,9 @@ final class BlockedThreadWalker {
                                     frames, Int32(capacity), &outcome, &framePointerSteps)
         let settled = if let stayedAsleep { stayedAsleep() } else { Self.position(of: tid, heldFile: heldFile) == .some(before) && ss_thread_cpu_time_ns(tid) == cpu }
         guard settled, count > 0 else { return .unsettled }
+        if !profilerCode.isEmpty, let frames, (0..<Int(count)).contains(where: { frame in profilerCode.contains { $0.contains(frames[frame]) } }) {
+            return .unsettled
+        }
         var flags = UInt16(SS_SAMPLE_WITHOUT_SIGNAL)
         if outcome == Int32(SS_WALK_TRUNCATED) { flags |= UInt16(SS_SAMPLE_TRUNCATED) }
         if outcome == Int32(SS_WALK_ENDED_EARLY) { flags |= UInt16(SS_SAMPLE_UNWIND_FAILED) }

@@ -21,6 +21,14 @@ enum ProfilerModules {
         return Set(ownCode.map { UInt(ss_module_base_of($0, nil)) }.filter { $0 != 0 && $0 != program })
     }
 
+    /// The executable mappings of the profiler's own modules, for a check cheaper than a
+    /// `dladdr` per frame; empty when the profiler is linked into the program.
+    static func codeRanges() -> [Range<UInt>] {
+        let map = ModuleMap.current()
+        let own = paths(in: map)
+        return map.modules.filter { own.contains($0.path) }.map { $0.start..<$0.end }
+    }
+
     /// An address in each of the profiler's modules: the engine's, and this Swift part's.
     private static var ownCode: [UInt] {
         [unsafeBitCast(ss_engine_init as @convention(c) (UnsafePointer<ss_config>?) -> Int32, to: UInt.self),

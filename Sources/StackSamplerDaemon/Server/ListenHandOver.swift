@@ -3,20 +3,13 @@ import Glibc
 import StackSampler
 import Synchronization
 
-/// The listen addresses (`STACKSAMPLER_LISTEN`) of a process that cannot take them at once,
-/// served from the moment it may. Two ways, one rule: an address belongs to the process that
-/// serves the program, not to the one that started it.
-/// - **A forked child** (`afterParentEnds`): the parent that bound them keeps them while it lives
-///   (the child closed its inherited copies at the fork, so that no process holds an address it
-///   does not answer); the child binds them once its parent is gone. So a daemonizing service
-///   (fork, parent exits) is served at its address by the process that lives, and the workers of
-///   a pre-fork server, whose master lives, on their own default sockets. The parent is looked at
-///   every 250 ms (`getppid`: no descriptor, no signal).
-/// - **A new program whose ancestor holds them** (`claimed`): a wrapper, shell or supervisor
-///   started under the same settings (`timeout`, `sh -c`, `tini`) bound them first; it is asked,
-///   on its default socket, to give them up to this descendant (`POST
-///   /debug/stacksampler/listen/release`), and they are bound once it has.
-/// The thread ends at `stop()` without waiting for its next look.
+/// The listen addresses (`STACKSAMPLER_LISTEN`) of a forked child's daemon. The parent that bound
+/// them keeps them while it lives (the child closed its inherited copies at the fork, so that no
+/// process holds an address it does not answer); the child binds them once its parent is gone.
+/// So a daemonizing service (fork, parent exits) is served at its address by the process that
+/// lives, and the workers of a pre-fork server, whose master lives, are served on their own
+/// default sockets. A profiler thread looks at the parent every 250 ms (`getppid`: no descriptor,
+/// no signal) until then, and ends at `stop()` without waiting for its next look.
 final class ListenHandOver: Sendable {
     private let wait = StopWait()
     private let thread = Mutex<pthread_t?>(nil)
@@ -44,30 +37,6 @@ final class ListenHandOver: Sendable {
                 if wait.stopped(afterMilliseconds: 250) { return nil }
             }
             return try open()
-        }
-    }
-
-    /// The server of addresses `open` could not bind for `firstError` (in use): each ancestor
-    /// that serves a default socket is asked to give them up, nearest first, and `open` tried
-    /// again once one has, a few times while its sockets close.
-    static func claimed(after firstError: ProfileServerError, open: @escaping @Sendable () throws(ProfileServerError) -> ProfileServer)
-        -> ListenHandOver {
-        let pid = getpid()
-        return ListenHandOver(named: "ss-listen-claim", failure: "the listen address is not served by process \(pid)") {
-            wait throws(ProfileServerError) in
-            guard let holder = ListenRelease.ask(for: pid) else {
-                throw ProfileServerError("\(firstError.description) (no ancestor of process \(pid) gave it up: another program holds it)")
-            }
-            var lastError = firstError
-            for _ in 0..<20 {
-                do throws(ProfileServerError) {
-                    return try open()
-                } catch {
-                    lastError = error
-                }
-                if wait.stopped(afterMilliseconds: 50) { return nil }
-            }
-            throw ProfileServerError("\(lastError.description) (after process \(holder) gave it up)")
         }
     }
 
