@@ -9,7 +9,6 @@
 #include "sampling_engine.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -184,20 +183,6 @@ void ss_set_session_hooks(const ss_session_hooks *hooks) {
     ss_exec_hooks_resolve();
 }
 
-/* Threads of this process (field 20 of /proc/self/stat), or 0 if unknown. */
-static long process_thread_count(void) {
-    char text[1024];
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    ssize_t length = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (length <= 0) return 0;
-    text[length] = 0;
-    const char *field = strrchr(text, ')'); /* after the command name, which may hold spaces */
-    for (int index = 2; field && index < 20; index++) field = strchr(field + 1, ' ');
-    return field ? strtol(field + 1, NULL, 10) : 0;
-}
-
 int ss_engine_init(const ss_config *config) {
     if (ss_engine_running()) return SS_ERR_ALREADY_RUNNING;
     if (!config || config->period_ns == 0 || config->max_depth == 0 || config->max_depth > 65535 ||
@@ -218,7 +203,7 @@ int ss_engine_init(const ss_config *config) {
      * unwind tables, and so the timers, to the sampler thread: the program starts without
      * waiting for them. With threads running, every table is made now. */
     ss_active_config = *config;
-    int deferred = process_thread_count() <= 1;
+    int deferred = ss_proc_stat_field(0, 20) <= 1;
     atomic_store(&probe_pending, 0);
     const ss_sampling_engine *engine = choose_engine(config, deferred);
     if (!engine) return SS_ERR_ENGINE_UNAVAILABLE;

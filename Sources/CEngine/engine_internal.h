@@ -19,7 +19,8 @@
 /* own_code.c: the profiler's own code, kept apart so that a walk can tell it from the program's.
  * Every function of the engine is placed in the section ss_engine_code (the pragma below, for
  * each file that includes this header); the functions that stand in for the C library's
- * (sigaction, pthread_create, ppoll…: what the program calls) in ss_interposer_code; the signal
+ * (sigaction, pthread_create, ppoll…: what the program calls) in ss_interposer_code, the start
+ * of a thread the interposed pthread_create made in ss_passthrough_code; the signal
  * handlers in ss_handler_code and the one function through which they call a program's handler
  * in ss_chain_code. A function in a section of its own is never split into hot and cold parts
  * by the compiler, so each range holds its functions whole. */
@@ -31,6 +32,9 @@
 #else
 #define SS_INTERPOSER __attribute__((section("ss_interposer_code")))
 #endif
+/* A function of the engine's through which a program's own code runs (the start of a thread
+ * made by the interposed pthread_create): never shown, and what it called is the program's. */
+#define SS_PASSTHROUGH __attribute__((section("ss_passthrough_code")))
 #define SS_HANDLER_CODE __attribute__((section("ss_handler_code"), noinline))
 #define SS_CHAIN_CODE __attribute__((section("ss_chain_code"), noinline))
 /* The frames `frames[0 .. count-1]` of a walk that has just stepped out of the signal frame
@@ -44,7 +48,8 @@ SS_HIDDEN int ss_leave_out_own_handler(uintptr_t *frames, int count);
  * an atfork handler's) ends at the call of the program's that led there (an interposed function
  * the program called, or the C library function that called the engine), its leaf then that
  * call's instruction; an interposed function a program's call passed through on its way to the
- * C library's is left out where the C library's frame is below it, as without the profiler.
+ * C library's is left out where the C library's frame is below it, and a thread's start always,
+ * as without the profiler.
  * `*async_frame`, an index into the frames or -1, follows its frame (-1 if left out). The new
  * count; the frames as they were if none is the program's. Signal-safe. */
 SS_HIDDEN int ss_leave_out_own_code(uintptr_t *frames, int count, int *async_frame);

@@ -25,6 +25,8 @@ extern const char __start_ss_engine_code[] __attribute__((weak)) SS_HIDDEN;
 extern const char __stop_ss_engine_code[] __attribute__((weak)) SS_HIDDEN;
 extern const char __start_ss_interposer_code[] __attribute__((weak)) SS_HIDDEN;
 extern const char __stop_ss_interposer_code[] __attribute__((weak)) SS_HIDDEN;
+extern const char __start_ss_passthrough_code[] __attribute__((weak)) SS_HIDDEN;
+extern const char __stop_ss_passthrough_code[] __attribute__((weak)) SS_HIDDEN;
 
 /* Whether frame address `pc` (an interrupted pc, or a return address, which may sit one past a
  * function's last call) lies in [low, high]; never for a section the build lacks. */
@@ -34,6 +36,7 @@ static int lies_in(uintptr_t pc, const char *low, const char *high) {
 
 static int in_engine(uintptr_t pc) { return lies_in(pc, __start_ss_engine_code, __stop_ss_engine_code); }
 static int in_interposer(uintptr_t pc) { return lies_in(pc, __start_ss_interposer_code, __stop_ss_interposer_code); }
+static int in_passthrough(uintptr_t pc) { return lies_in(pc, __start_ss_passthrough_code, __stop_ss_passthrough_code); }
 
 int ss_leave_out_own_handler(uintptr_t *frames, int count) {
     /* frames[count - 1] is the trampoline; the frame below it, the handler the kernel called. */
@@ -54,15 +57,15 @@ int ss_leave_out_own_code(uintptr_t *frames, int count, int *async_frame) {
     int first = 0;
     if (leaf < count && in_engine(frames[leaf])) {
         /* The engine's own work, with what it called: left out up to the program's call. */
-        while (leaf < count && in_engine(frames[leaf])) leaf++;
+        while (leaf < count && (in_engine(frames[leaf]) || in_passthrough(frames[leaf]))) leaf++;
         if (leaf == count) return count; /* no frame of the program's: a profiler thread's, never sampled */
         first = leaf;
     }
     int kept = 0, async = *async_frame;
     *async_frame = -1;
     for (int frame = first; frame < count; frame++) {
-        /* An interposed function that called the C library's, whose frame is below it. */
-        if (frame > first && in_interposer(frames[frame])) continue;
+        /* An interposed function that called the C library's, whose frame is below it; a thread's start. */
+        if ((frame > first && in_interposer(frames[frame])) || in_passthrough(frames[frame])) continue;
         if (frame == async) *async_frame = kept;
         /* A return address made the leaf: its call instruction, so that it is named as the call. */
         frames[kept++] = frame == first && first > 0 ? frames[frame] - 1 : frames[frame];

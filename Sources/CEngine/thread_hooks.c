@@ -186,7 +186,7 @@ static void watch_thread_end(void) {
     if (ending_key_ready) pthread_setspecific(ending_key, (void *)1);
 }
 
-static void *stacksampler_thread_trampoline(void *opaque) {
+SS_PASSTHROUGH static void *stacksampler_thread_trampoline(void *opaque) {
     thread_start start = *(thread_start *)opaque;
     free(opaque);
     if (ss_engine_running()) {

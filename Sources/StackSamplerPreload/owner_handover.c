@@ -8,8 +8,8 @@
  */
 #define _GNU_SOURCE
 #include "preload_internal.h"
+#include "stacksampler_engine.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,26 +20,11 @@
 
 enum { MAXIMUM_DEPTH = 16, ANSWER_SECONDS = 2 };
 
-/* The parent of process `pid`, or 0 if it cannot be read. */
-static long parent_of(long pid) {
-    char path[64], text[512];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    ssize_t length = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (length <= 0) return 0;
-    text[length] = 0;
-    const char *end = strrchr(text, ')'); /* after the command name, which may hold spaces */
-    long parent = 0;
-    return end && sscanf(end + 1, " %*c %ld", &parent) == 1 ? parent : 0;
-}
-
 /* Whether `ancestor` started this process, directly or through processes between them. */
 static int is_ancestor(long ancestor) {
     long pid = getpid();
     for (int depth = 0; depth < MAXIMUM_DEPTH && pid > 1; depth++) {
-        pid = parent_of(pid);
+        pid = ss_proc_stat_field(pid, 4);
         if (pid == ancestor) return 1;
     }
     return 0;

@@ -19,18 +19,20 @@ enum ExecutableLookup {
     }
 }
 
-/// Where the preload library is: beside this executable, or `STACKSAMPLER_PRELOAD_LIBRARY`.
+/// Where the preload library is: beside this executable (the build folder), in
+/// `../lib/stacksampler/` from it (a prefix `Scripts/install.sh` made), or `STACKSAMPLER_PRELOAD_LIBRARY`.
 enum PreloadLibrary {
     static let fileName = "libStackSamplerPreload.so"
 
     /// The library's absolute path; throws with what to do when it is missing.
     static func locate() throws -> String {
         if let explicit = SettingEnvironment.process.text(SessionSettings.preloadLibraryVariable) { return explicit }
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        let candidate = executable.deletingLastPathComponent().appendingPathComponent(fileName).path
-        guard FileManager.default.fileExists(atPath: candidate) else {
-            throw ValidationErrorText("\(fileName) not found beside \(executable.path); build it with swift build -c release or set \(SessionSettings.preloadLibraryVariable)")
+        let folder = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        let candidates = [folder.appendingPathComponent(fileName).path,
+                          folder.deletingLastPathComponent().appendingPathComponent("lib/stacksampler/" + fileName).path]
+        guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
+            throw ValidationErrorText("\(fileName) not found at \(candidates.joined(separator: " or ")); build it with swift build -c release, install it with Scripts/install.sh, or set \(SessionSettings.preloadLibraryVariable)")
         }
-        return candidate
+        return found
     }
 }

@@ -4,8 +4,8 @@
 /// (`Profiler.start`, `stacksampler_stop`) are the program's calls, and are not among them.
 /// Every folded profile the end-to-end tests read is checked against these (FoldedProfile).
 enum ProfilerOwnFrames {
-    /// The engine's signal handlers and the function through which they call a program's handler.
-    private static let handlerNames: Set<String> = ["on_sample_signal", "record_sample", "on_fault", "ss_chain_to_program"]
+    /// The engine's signal handlers and the functions of its own that a program thread runs.
+    private static let handlerNames: Set<String> = ["on_sample_signal", "record_sample", "on_fault", "stacksampler_thread_trampoline", "thread_ends"]
 
     /// Whether `frame`, a folded profile's frame name, is the profiler's own code.
     static func contains(_ frame: String) -> Bool {

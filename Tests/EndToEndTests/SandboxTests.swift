@@ -105,6 +105,61 @@ extension EndToEnd {
             #expect(try threads.profile().inclusiveCount { $0.hasPrefix("worker_") } > 100, "\(threads.process.stderr)")
         }
 
+        /// systemd's `@system-service` set for x86-64, as the comma-separated numbers `allow_only`
+        /// takes: its names from `systemd-analyze syscall-filter` (groups expanded), numbered from
+        /// <asm/unistd_64.h> (names this kernel's headers lack are left out).
+        static func systemServiceCalls(in directory: String) throws -> String {
+            var names: Set<String> = [], groups = ["@system-service"], seen: Set<String> = []
+            while let group = groups.popLast() {
+                guard seen.insert(group).inserted else { continue }
+                let listed = try ChildProcess.run("systemd-analyze", ["syscall-filter", group], in: directory)
+                guard listed.termination == .exited(0) else { throw HarnessError("systemd-analyze syscall-filter \(group): \(listed)") }
+                for line in listed.stdout.split(separator: "\n").dropFirst() {
+                    let name = line.trimmingCharacters(in: .whitespaces)
+                    if name.isEmpty || name.hasPrefix("#") { continue }
+                    if name.hasPrefix("@") { groups.append(name) } else { names.insert(name) }
+                }
+            }
+            let header = try String(contentsOfFile: "/usr/include/x86_64-linux-gnu/asm/unistd_64.h", encoding: .utf8)
+            var numbers: [Int] = []
+            for line in header.split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                guard fields.count == 3, fields[0] == "#define", fields[1].hasPrefix("__NR_"), names.contains(String(fields[1].dropFirst(5))),
+                      let number = Int(fields[2]) else { continue }
+                numbers.append(number)
+            }
+            guard numbers.count > 200 else { throw HarnessError("only \(numbers.count) calls of @system-service found: \(names.sorted())") }
+            return numbers.map(String.init).joined(separator: ",")
+        }
+
+        /// The filter of a hardened systemd unit, played: every call outside `@system-service` kills
+        /// the process (systemd's default action), so any call of the profiler's outside that set,
+        /// and not only perf_event_open, would end the program here.
+        @Test("behind systemd's SystemCallFilter=@system-service: record in each mode, the preload in wall mode and a daemon's wall request; the program lives")
+        func systemServiceFilter() throws {
+            let directory = try ScratchDirectory.make("sandbox-system-service")
+            let allowed = try Self.systemServiceCalls(in: directory)
+            let launcher = [try TestProgram.allowOnly.executable(), allowed]
+            for mode in ["wall", "cpu"] {
+                let output = ProfiledRun.freshProfilePath(for: .split, in: directory)
+                let run = try ChildProcess.run(launcher[0], [allowed, try BuildProducts.cli(), "record", "--mode", mode, "--period", "1ms",
+                                                             "-o", output, "--", try TestProgram.split.executable(), "0.4"], in: directory)
+                #expect(run.termination == .exited(0) && run.stdout.contains("checksum"), "\(mode): \(run)")
+                #expect(try FoldedProfile(contentsOf: output).inclusiveShare { $0 == "work_fifty" } > 0.15, "\(mode): \(run.stderr)")
+            }
+            let settings = ["STACKSAMPLER_MODE": "wall", "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_SUMMARY": "-",
+                            "LD_PRELOAD": try BuildProducts.preloadLibrary(), "STACKSAMPLER_OUTPUT": directory + "/preloaded.folded"]
+            let assignments = settings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            let preloaded = try ChildProcess.run(launcher[0], [allowed, "/usr/bin/env"] + assignments + [try TestProgram.exitStatus.executable(), "7"],
+                                                 in: directory)
+            #expect(preloaded.termination == .exited(7), "\(preloaded)")
+            #expect(Self.engineLine(preloaded.stderr).contains("perf_event_open: " + Refusal.kill.cause), "\(preloaded.stderr)")
+            let service = try HTTPEndpoints.Service.start(in: directory, launcher: launcher)
+            let folded = try service.curl([service.base + "/debug/stacksampler/folded?seconds=1&mode=wall"])
+            #expect(try FoldedProfile(parsing: folded).inclusiveCount { $0 == "serve_hot" } > 20, "\(folded.prefix(2000))")
+            #expect(service.finish() == 3, "the service's own status: \(service.stderr)")
+        }
+
         @Test("a daemon behind a kill filter answers a wall request and the service lives on to its own exit")
         func daemonAnswersWall() throws {
             let directory = try ScratchDirectory.make("sandbox-daemon")

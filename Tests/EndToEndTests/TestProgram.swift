@@ -54,8 +54,10 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// THREADS waiting threads, then FILES descriptors (0: until refused), and select() on the
     /// highest; built with _FORTIFY_SOURCE (an FD_SET past FD_SETSIZE aborts).
     case fdHeadroom = "fd_headroom"
-    /// Runs a command with perf_event_open refused by a seccomp filter.
+    /// Runs a command with perf_event_open refused by a seccomp filter (an errno, or a kill).
     case denyPerfEvents = "deny_perf_events"
+    /// Runs a command behind a seccomp filter that allows only the listed system calls and kills for any other.
+    case allowOnly = "allow_only"
     /// Touches 100,000 fresh pages in `touch_pages`; reports its page faults.
     case pageFaults = "page_faults"
     /// Forks children with known exit statuses, and one that execs /bin/true.
@@ -173,7 +175,7 @@ enum TestProgram: String, CaseIterable, Sendable {
              .callService, .mainExitsFirst:
             ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
-             .profilerFds, .denyPerfEvents, .pageFaults, .service, .forkRounds, .syscalls, .shortNaps, .maskedWaits: ["gcc", "-O2"]
+             .profilerFds, .denyPerfEvents, .allowOnly, .pageFaults, .service, .forkRounds, .syscalls, .shortNaps, .maskedWaits: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         case .inlined: ["gcc", "-O2", "-g"]

@@ -262,6 +262,10 @@ uintptr_t ss_program_base(void);
  * a zombie in /proc/self/task until the process ends, and is not attached again). */
 int ss_main_thread_ended(void);
 
+/** Numeric field `field` (from 3, as proc(5) numbers them: 4 the parent, 20 the threads) of
+ *  process `pid`'s /proc stat (0: this process's), or 0 if it cannot be read. */
+long ss_proc_stat_field(long pid, int field);
+
 /** CPU time consumed by thread `tid` of this process, in ns; -1 if gone. */
 int64_t ss_thread_cpu_time_ns(int32_t tid);
 
