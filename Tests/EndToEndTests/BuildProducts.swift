@@ -31,6 +31,15 @@ enum BuildProducts {
             if let made { return made }
             let target = ScratchDirectory.run + "/products"
             try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+            // Every folder above must let other users through, or nothing below is theirs to run.
+            var folder = ScratchDirectory.run
+            while folder.count > 1 {
+                var info = stat()
+                guard stat(folder, &info) == 0, info.st_mode & 0o001 != 0 else {
+                    throw HarnessError("\(folder) cannot be entered by other users, so the tests that run as an ordinary user cannot run below it; set TMPDIR to a folder every user can enter (such as /tmp)")
+                }
+                folder = (folder as NSString).deletingLastPathComponent
+            }
             for name in ["libStackSamplerPreload.so", "libStackSamplerPreloadSwift.so", "stacksampler"] {
                 let copy = target + "/" + name
                 try? FileManager.default.removeItem(atPath: copy)

@@ -29,11 +29,15 @@ enum ProfilerModules {
         return map.modules.filter { own.contains($0.path) }.map { $0.start..<$0.end }
     }
 
-    /// An address in each of the profiler's modules: the engine's, and this Swift part's.
+    /// An address of code in each of the profiler's modules: the engine's, and this Swift part's
+    /// (a function of its own: `#dsohandle`, its ELF header, lies outside its executable mapping).
     private static var ownCode: [UInt] {
         [unsafeBitCast(ss_engine_init as @convention(c) (UnsafePointer<ss_config>?) -> Int32, to: UInt.self),
-         UInt(bitPattern: UnsafeRawPointer(#dsohandle))]
+         unsafeBitCast(codeOfThisModule, to: UInt.self)]
     }
+
+    /// A function compiled into this module, whose address names the module's code.
+    private static let codeOfThisModule: @convention(c) () -> Void = {}
 
     /// Whether `address` is code of a module loaded at one of `bases`.
     static func isProfilerCode(_ address: UInt, bases: Set<UInt>) -> Bool {
