@@ -3,7 +3,7 @@
  * timeouts (`poller`), polls on a pipe fed every millisecond (`pipe_reader`), 2 ms condition
  * variable waits (`cond_waiter`), each counting calls that ended early; `long_sleeper` makes one
  * sleep() of 0.6 of the run without retrying and prints what was left; one thread blocks
- * SIGPROF and spins in `masked_spin`; the main thread spins in `main_spin`. Prints
+ * SIGPROF from its start and spins in `masked_spin`; the main thread spins in `main_spin`. Prints
  * `eintr_nanosleep`, `eintr_poll`, `eintr_pipe`, `spurious_cond`, `sleep_left` and `sleeps`.
  * Build: gcc -O2 -pthread -o sleepers sleepers.c */
 #define _GNU_SOURCE
@@ -109,7 +109,17 @@ int main(int argc, char **argv) {
     void *(*bodies[])(void *) = {nanosleeper, poller, pipe_reader, feeder, cond_waiter, long_sleeper, masked};
     enum { COUNT = sizeof bodies / sizeof bodies[0] };
     pthread_t threads[COUNT];
-    for (int i = 0; i < COUNT; i++) pthread_create(&threads[i], NULL, bodies[i], NULL);
+    /* The masked thread starts with SIGPROF blocked (its attributes' mask), so that no sample
+     * can reach it before its own pthread_sigmask: a thread a counter sample reached is sampled
+     * at its preemptions' copies from then on, and is no longer one the profiler cannot sample. */
+    pthread_attr_t masked_attributes;
+    sigset_t profiling;
+    sigemptyset(&profiling);
+    sigaddset(&profiling, SIGPROF);
+    pthread_attr_init(&masked_attributes);
+    pthread_attr_setsigmask_np(&masked_attributes, &profiling);
+    for (int i = 0; i < COUNT; i++) pthread_create(&threads[i], i == COUNT - 1 ? &masked_attributes : NULL, bodies[i], NULL);
+    pthread_attr_destroy(&masked_attributes);
     pthread_setname_np(threads[COUNT - 1], "masked");
     sink += main_spin(seconds * 0.4);
     for (int i = 0; i < COUNT; i++) pthread_join(threads[i], NULL);
