@@ -76,7 +76,7 @@ package final class Daemon: Sendable {
             try ProfileServer(listen: explicit, defaultSocket: false, provider: provider, maxSeconds: maxSeconds)
         }
         if let parent {
-            handOver.withLock { $0 = ListenHandOver.afterParentEnds(parent, open: open) }
+            handOver.withLock { $0 = ListenHandOver(parent: parent, open: open) }
             return
         }
         do throws(ProfileServerError) {

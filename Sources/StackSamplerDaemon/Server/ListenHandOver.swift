@@ -15,29 +15,22 @@ final class ListenHandOver: Sendable {
     private let thread = Mutex<pthread_t?>(nil)
     private let server = Mutex<ProfileServer?>(nil)
 
-    private init(named name: String, failure: String, take: @escaping @Sendable (StopWait) throws(ProfileServerError) -> ProfileServer?) {
-        let spawned = try? ProfilerThreads.spawn(named: name) { [self] in
+    /// Starts watching `parent`; once it is gone, `open` makes the server of the addresses (its
+    /// error said on standard error).
+    init(parent: pid_t, open: @escaping @Sendable () throws(ProfileServerError) -> ProfileServer) {
+        let spawned = try? ProfilerThreads.spawn(named: "ss-parent-watch") { [self] in
+            while getppid() == parent {
+                if wait.stopped(afterMilliseconds: 250) { return }
+            }
             do {
-                let opened = try take(wait)
+                let opened = try open()
                 server.withLock { $0 = opened }
             } catch {
-                StandardError.report("\(error); \(failure)")
+                StandardError.report("\(error); the listen address is not served by process \(getpid()) after its parent \(parent) ended")
             }
         }
         thread.withLock { $0 = spawned }
-        if spawned == nil { StandardError.report("cannot start a thread to take the listen address: \(failure)") }
-    }
-
-    /// Watches `parent`; once it is gone, `open` makes the server of the addresses (its error
-    /// said on standard error).
-    static func afterParentEnds(_ parent: pid_t, open: @escaping @Sendable () throws(ProfileServerError) -> ProfileServer) -> ListenHandOver {
-        ListenHandOver(named: "ss-parent-watch", failure: "the listen address is not served by process \(getpid()) after its parent \(parent) ended") {
-            wait throws(ProfileServerError) in
-            while getppid() == parent {
-                if wait.stopped(afterMilliseconds: 250) { return nil }
-            }
-            return try open()
-        }
+        if spawned == nil { StandardError.report("cannot start a thread to take the listen address when parent \(parent) ends") }
     }
 
     /// The addresses served, once taken.
@@ -52,7 +45,7 @@ final class ListenHandOver: Sendable {
 }
 
 /// A wait that `stop()` ends at once.
-final class StopWait: @unchecked Sendable {
+private final class StopWait: @unchecked Sendable {
     // @unchecked: `isStopped` is read and written only under `lock`.
     private let lock = WaitLock()
     private var isStopped = false
