@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 static int initialised;
-static char engine_description[256];
+static char engine_description[384];
 /* The session's engine; while `probe_pending`, the perf engine presumed until the sampler
  * thread (or the stop, if it comes first) has asked the kernel. */
 static const ss_sampling_engine *session_engine;
@@ -26,6 +26,11 @@ static _Atomic int probe_pending;
 const char *ss_engine_description(void) { return engine_description; }
 
 int ss_engine_counts_kernel_time(void) { return session_engine != &ss_perf_event_engine; }
+
+uint64_t ss_engine_sample_spacing_ns(void) {
+    const ss_sampling_engine *engine = session_engine;
+    return engine ? engine->sample_cpu_period() : ss_wall_counter_period(ss_active_config.period_ns);
+}
 
 /* The perf engine once the kernel has been asked, described; else the timers, or NULL when
  * the counters were asked for by name and cannot run. Task-clock counters count user space
@@ -60,10 +65,14 @@ static const ss_sampling_engine *settle_engine(const ss_config *config) {
         snprintf(engine_description, sizeof engine_description, "perf_event_open: %s", ss_perf_refusal_text(perf));
         return NULL;
     }
-    /* What the refusal changes: in wall mode, a running thread's stack comes at its scheduler
-     * ticks and its place from /proc, not from counters and switch records. */
-    const char *change = config->mode == SS_MODE_WALL
-        ? "; wall mode: running threads' stacks at scheduler ticks of their CPU, their places read from /proc" : "";
+    /* What the refusal changes: in wall mode, a running thread's stack comes at the scheduler
+     * ticks that find it running and its place from /proc, not from counters and switch records. */
+    char change[160] = "";
+    if (config->mode == SS_MODE_WALL)
+        snprintf(change, sizeof change,
+                 "; wall mode: a running thread's stack only at the scheduler ticks (%llu us) that find it running, "
+                 "every thread's place read from /proc at each tick",
+                 (unsigned long long)(ss_scheduler_tick_ns() / 1000));
     snprintf(engine_description, sizeof engine_description, "%s (perf_event_open: %s%s)", ss_cpu_timer_engine.name,
              ss_perf_refusal_text(perf), change);
     return &ss_cpu_timer_engine;

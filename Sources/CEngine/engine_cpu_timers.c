@@ -36,9 +36,17 @@ static uint64_t first_expiry_ns(uint64_t period) {
     return 1 + (uint64_t)(draw * (double)period / (double)tick) * tick;
 }
 
+/* The timers' period: cpu mode's; in wall mode that of the counters (ss_wall_counter_period),
+ * so that a running thread is sampled at every scheduler tick that finds it (the timers cannot
+ * fire between ticks). */
+static uint64_t timer_period(void) {
+    uint64_t period = ss_active_config.period_ns;
+    return ss_active_config.mode == SS_MODE_WALL ? ss_wall_counter_period(period) : period;
+}
+
 /* Starts `timer_id` with a random first expiry (first_expiry_ns), then every period. */
 static int arm_cpu_timer(int timer_id) {
-    uint64_t period = ss_active_config.period_ns, first = first_expiry_ns(period);
+    uint64_t period = timer_period(), first = first_expiry_ns(period);
     struct itimerspec spec = {
         .it_interval = {(time_t)(period / 1000000000u), (long)(period % 1000000000u)},
         .it_value = {(time_t)(first / 1000000000u), (long)(first % 1000000000u)},
@@ -94,8 +102,12 @@ static int owns_signal(const siginfo_t *info) {
     return info->si_code == SI_TIMER || (info->si_code == SI_QUEUE && info->si_pid == ss_own_pid());
 }
 
-/* A timer expires every period of its thread's CPU time. */
-static uint64_t sample_cpu_period(void) { return ss_active_config.period_ns; }
+/* A timer expires every period of its thread's CPU time, at the first scheduler tick that finds
+ * its thread running after that. */
+static uint64_t sample_cpu_period(void) {
+    uint64_t period = timer_period(), tick = ss_scheduler_tick_ns();
+    return tick > period ? tick : period;
+}
 
 /* Every expiry is a sample. */
 static int sample_taken(const siginfo_t *info) {

@@ -80,10 +80,17 @@ public struct Profile: Sendable {
         public var unwindFaults = 0
         /// Wall-mode ticks the sampler thread woke too late for; each was counted with the stacks found when it woke.
         public var missedTicks = 0
-        /// Wall-mode ticks not counted in any stack: the thread was caught on its way out of a
-        /// sleep (shown running with no CPU used while looked at: a signal could end that sleep
-        /// with EINTR), or moved while its blocked stack was walked (the walk could not be checked).
-        public var skippedTicks = 0
+        /// Wall-mode ticks not counted in any stack, since the thread's stack then could not be
+        /// known: a sleep over before it was walked, no sample near in CPU time, and so on.
+        public var skippedTicks: Int {
+            get { skippedTicksByReason.values.reduce(0, +) }
+            set { skippedTicksByReason = newValue > 0 ? [Self.reasonNotRecorded: newValue] : [:] }
+        }
+        /// `skippedTicks` by reason (the reason's description); a raw recording keeps only the
+        /// total, under `reasonNotRecorded`.
+        public var skippedTicksByReason: [String: Int] = [:]
+        /// The reason of skipped ticks whose reasons were not recorded.
+        public static let reasonNotRecorded = "reasons not recorded"
         /// cpu mode: timer periods the kernel noticed late and merged into the next sample (its
         /// `si_overrun`); that sample is counted once for each, so CPU time is still attributed.
         public var overrunPeriods = 0

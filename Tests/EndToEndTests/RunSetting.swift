@@ -32,4 +32,17 @@ enum RunSetting: String, CaseIterable, CustomStringConvertible, Sendable {
         guard self != .root else { return }
         chmod(directory, 0o777)
     }
+
+    /// How finely wall mode places the boundary between two stretches of running code, in ms:
+    /// where its counters sample a running thread every millisecond of CPU or more often, the
+    /// period bounds it; with perf_event_open refused, the timers' samples come only at the
+    /// scheduler ticks that find the thread running, so a boundary is known to within a tick of
+    /// its CPU time (`CLOCK_MONOTONIC_COARSE`'s resolution: 4 ms at HZ=250) and a call's length
+    /// to within one.
+    var runningCodeResolutionMilliseconds: Double {
+        guard self == .perfRefused else { return 0 }
+        var tick = timespec()
+        guard clock_getres(CLOCK_MONOTONIC_COARSE, &tick) == 0 else { return 0 }
+        return Double(tick.tv_sec) * 1000 + Double(tick.tv_nsec) / 1e6
+    }
 }

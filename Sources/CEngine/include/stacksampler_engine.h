@@ -111,6 +111,12 @@ const char *ss_engine_description(void);
  *  overflow in the kernel is then no sample). */
 int ss_engine_counts_kernel_time(void);
 
+/** Wall mode: the CPU time between two samples of a running thread with the session's engine
+ *  (the counters' period; the timers' period or the scheduler tick, whichever is longer: a timer
+ *  fires only at a tick that finds its thread running). Changes once, when a presumed perf
+ *  engine is settled. */
+uint64_t ss_engine_sample_spacing_ns(void);
+
 /** Prepares the engine: reserves the buffer, compiles the loaded modules' unwind
  *  tables, picks and installs the signal handler. Does not arm any timer. In a
  *  process with no other thread, the tables are left to ss_engine_sampler_starting()

@@ -54,7 +54,7 @@ extension Profile.Losses {
         unwindFailures += other.unwindFailures
         unwindFaults += other.unwindFaults
         missedTicks += other.missedTicks
-        skippedTicks += other.skippedTicks
+        skippedTicksByReason.merge(other.skippedTicksByReason, uniquingKeysWith: +)
         overrunPeriods += other.overrunPeriods
         foreignSignals += other.foreignSignals
         countedEvents += other.countedEvents

@@ -18,7 +18,7 @@ extension Profile {
         }
         if let configuration, configuration.mode == .cpu, configuration.event == nil { lines.append("counts: " + countedTime(configuration)) }
         if overhead != Profile.Overhead() { lines.append("profiler cost: handler \(formatted(Double(overhead.handlerMedianNanoseconds) / 1000, 1)) us median, \(formatted(Double(overhead.handlerP99Nanoseconds) / 1000, 1)) us p99 per sample; sampler thread \(formatted(Double(overhead.samplerCPUNanoseconds) / 1e6, 1)) ms CPU; symbolization \(formatted(Double(overhead.symbolizationNanoseconds) / 1e6, 1)) ms, \(formatted(Double(overhead.symbolTableBytes) / 1e6, 1)) MB of tables") }
-        lines.append("lost: \(losses.droppedSamples) dropped (buffer full), \(losses.truncatedSamples) truncated\(configuration.map { " at depth \($0.maxDepth)" } ?? ""), \(losses.leafOnlySamples) leaf-only (too little stack left to walk), \(losses.unwindFailures) ended early (no unwind info), \(losses.unwindFaults) unwind faults, \(losses.missedTicks) late ticks (the sampler woke late: counted at their own times from the threads' context switches), \(losses.skippedTicks) skipped ticks (stack not knowable: a sleep over before it was walked, no sample near, a thread not yet watched)")
+        lines.append("lost: \(losses.droppedSamples) dropped (buffer full), \(losses.truncatedSamples) truncated\(configuration.map { " at depth \($0.maxDepth)" } ?? ""), \(losses.leafOnlySamples) leaf-only (too little stack left to walk), \(losses.unwindFailures) ended early (no unwind info), \(losses.unwindFaults) unwind faults, \(losses.missedTicks) late ticks (the sampler woke late), \(losses.skippedTicks) skipped ticks (stack not knowable\(Self.reasons(losses.skippedTicksByReason)))")
         if let configuration, losses.countedEvents > 0 {
             let weight = max(1, configuration.sampleWeight)
             let counted = configuration.event == nil ? "\(formatted(Double(losses.countedEvents) / 1e9, 3)) s of CPU" : "\(losses.countedEvents) \(configuration.sampleType)"
@@ -41,7 +41,8 @@ extension Profile {
         if losses.framePointerSamples > 0 {
             lines.append("frame pointers: \(losses.framePointerSamples) samples crossed JIT code (no unwind info) by its frame pointers, every step checked")
         }
-        if losses.overrunPeriods > 0 {
+        // Wall mode counts ticks, not periods: a timer's overrun there is only a sample the kernel took late.
+        if losses.overrunPeriods > 0, configuration?.mode != .wall {
             lines.append("timer overruns: \(losses.overrunPeriods) periods the kernel noticed late were counted with the sample that followed them")
         }
         let blocking = threads.filter(\.blocksSignal)
@@ -93,6 +94,13 @@ extension Profile {
         }
         lines.append(contentsOf: window.reports)
         return lines
+    }
+
+    /// ": N reason, M reason" for skipped ticks' reasons, the largest first; empty without any.
+    private static func reasons(_ byReason: [String: Int]) -> String {
+        guard !byReason.isEmpty else { return "" }
+        let ordered = byReason.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+        return ": " + ordered.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
     }
 
     private func formatted(_ value: Double, _ decimals: Int) -> String {

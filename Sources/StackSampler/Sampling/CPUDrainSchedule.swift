@@ -6,7 +6,7 @@ import Glibc
 final class CPUDrainSchedule: SamplerSchedule {
     let intervalNanoseconds: UInt64
     var missedTicks: Int { 0 }
-    var skippedTicks: Int { 0 }
+    var lostTicks: [TickLoss: Int] { [:] }
     var preemptionCounts: (atCopy: Int, atNearestSample: Int) { (0, 0) }
 
     /// A thread is sampled at most 1 / period times per CPU-second (the perf engine reaches

@@ -9,7 +9,8 @@ struct LossCounters: Sendable {
     var earlyOverflows: UInt64
     var unwalkedSignals: UInt64
     var missedTicks: Int
-    var skippedTicks: Int
+    /// Wall mode's ticks counted lost so far, by reason.
+    var skippedTicks: [TickLoss: Int]
     var preemptionsAtCopy: Int
     var preemptionsAtNearestSample: Int
 
@@ -18,7 +19,7 @@ struct LossCounters: Sendable {
         Profile.Losses(droppedSamples: Int(dropped &- start.dropped), truncatedSamples: counts.truncatedSamples,
                        leafOnlySamples: counts.leafOnlySamples, unwindFailures: counts.unwindFailures,
                        unwindFaults: counts.unwindFaults, missedTicks: missedTicks - start.missedTicks,
-                       skippedTicks: skippedTicks - start.skippedTicks, overrunPeriods: counts.overrunPeriods,
+                       skippedTicksByReason: Self.difference(skippedTicks, start.skippedTicks), overrunPeriods: counts.overrunPeriods,
                        foreignSignals: Int(foreignSignals &- start.foreignSignals),
                        countedEvents: Int(countedEvents &- start.countedEvents),
                        descriptorRefusals: Int(descriptorRefusals &- start.descriptorRefusals),
@@ -27,6 +28,13 @@ struct LossCounters: Sendable {
                        preemptionsAtCopy: preemptionsAtCopy - start.preemptionsAtCopy,
                        preemptionsAtNearestSample: preemptionsAtNearestSample - start.preemptionsAtNearestSample,
                        framePointerSamples: counts.framePointerSamples)
+    }
+
+    /// The ticks lost since `start`, by reason's description (reasons with none left out).
+    private static func difference(_ now: [TickLoss: Int], _ start: [TickLoss: Int]) -> [String: Int] {
+        var lost: [String: Int] = [:]
+        for (reason, ticks) in now where ticks - start[reason, default: 0] > 0 { lost[reason.rawValue] = ticks - start[reason, default: 0] }
+        return lost
     }
 }
 

@@ -18,8 +18,9 @@ protocol SamplerSchedule: AnyObject {
     func lookAtSleeps(at tick: UInt64)
     /// Wake-ups that came late: ticks counted with the stacks found when the sampler woke.
     var missedTicks: Int { get }
-    /// Ticks of a thread whose stack could not be known without risk (`Profile.Losses.skippedTicks`).
-    var skippedTicks: Int { get }
+    /// Ticks of a thread whose stack could not be known without risk, by reason
+    /// (`Profile.Losses.skippedTicksByReason`).
+    var lostTicks: [TickLoss: Int] { get }
     /// Waits for a core counted at the stack copied where the thread was preempted, and those
     /// counted at the nearest sample for want of a copy (`Profile.Losses.preemptionsAtCopy`).
     var preemptionCounts: (atCopy: Int, atNearestSample: Int) { get }

@@ -205,13 +205,13 @@ final class SamplerThread: @unchecked Sendable {
         LossCounters(dropped: ss_buffer_dropped(), foreignSignals: ss_engine_foreign_signals(),
                      countedEvents: ss_engine_events_counted(), descriptorRefusals: ss_thread_descriptor_refusals(),
                      earlyOverflows: ss_engine_early_overflows(), unwalkedSignals: ss_wall_signals_unwalked(),
-                     missedTicks: schedule.missedTicks, skippedTicks: schedule.skippedTicks,
+                     missedTicks: schedule.missedTicks, skippedTicks: schedule.lostTicks,
                      preemptionsAtCopy: schedule.preemptionCounts.atCopy, preemptionsAtNearestSample: schedule.preemptionCounts.atNearestSample)
     }
 
     private static let zeroCounters = SessionCounters(
         losses: LossCounters(dropped: 0, foreignSignals: 0, countedEvents: 0, descriptorRefusals: 0, earlyOverflows: 0, unwalkedSignals: 0, missedTicks: 0,
-                             skippedTicks: 0, preemptionsAtCopy: 0, preemptionsAtNearestSample: 0),
+                             skippedTicks: [:], preemptionsAtCopy: 0, preemptionsAtNearestSample: 0),
         handlerTiming: .zero, asyncStacks: Profile.AsyncStacks(), samplerCPU: 0)
 
     /// The profiler's own threads, never attached.

@@ -2,7 +2,7 @@ import CEngineHeader
 import Glibc
 
 /// Wall mode: every tick of every attached thread is counted with the stack the thread had at
-/// that moment, or counted lost (`skippedTicks`); no tick is skipped silently.
+/// that moment, or counted lost with its reason (`lostTicks`); no tick is skipped silently.
 ///
 /// Where a thread is at a tick comes from the kernel, not from guesses: its context switches
 /// (`ss_switch_ring`: on a core, off it still runnable, or asleep) are read from memory the
@@ -42,10 +42,20 @@ final class WallScheduler: SamplerSchedule {
 
     /// The tick: the sampling period.
     let intervalNanoseconds: UInt64
-    /// CPU time between two samples of a running thread (`ss_wall_counter_period`).
-    private let counterPeriod: Int64
+    /// CPU time between two samples of a running thread with the session's engine
+    /// (`ss_engine_sample_spacing_ns`: the counters' period, or the timers' scheduler tick), read
+    /// as it is used: the engine is settled after this schedule is made.
+    private var sampleSpacing: Int64 { Int64(ss_engine_sample_spacing_ns()) }
+    /// How far in CPU time a running thread's sample stands for it: a period, and twice the
+    /// spacing of the samples where they come further apart (the timers, at each scheduler tick
+    /// that finds the thread running: a tick between two takes the nearer).
+    private var sampleReach: Int64 {
+        let spacing = sampleSpacing, period = Int64(intervalNanoseconds)
+        return spacing > period ? 2 * spacing : period
+    }
     private(set) var missedTicks = 0
-    private(set) var skippedTicks = 0
+    /// Ticks counted lost, by reason.
+    private(set) var lostTicks: [TickLoss: Int] = [:]
     /// Ticks the next wake that counts ticks comes after (see `adaptTicksPerWake`).
     private(set) var ticksPerWake = 1
     /// Ticks between two looks at the threads' sleeps (`lookAtSleeps`; see `adaptTicksPerWake`).
@@ -89,11 +99,10 @@ final class WallScheduler: SamplerSchedule {
 
     init(periodNanoseconds: UInt64, maxDepth: Int, bufferSlots: Int) {
         intervalNanoseconds = periodNanoseconds
-        counterPeriod = Int64(ss_wall_counter_period(periodNanoseconds))
         blockedWalker = BlockedThreadWalker(maxDepth: maxDepth)
         preemptions = PreemptionSnapshots(maxDepth: maxDepth)
         let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        let samplesPerTickAndCore = max(1, Int(periodNanoseconds / UInt64(max(1, counterPeriod))))
+        let samplesPerTickAndCore = max(1, Int(periodNanoseconds / max(1, ss_wall_counter_period(periodNanoseconds))))
         maximumTicksPerWake = max(1, min(Int(Self.longestWakeNanoseconds / max(1, periodNanoseconds)),
                                          bufferSlots / (4 * cores * samplesPerTickAndCore)))
     }
@@ -105,7 +114,7 @@ final class WallScheduler: SamplerSchedule {
         guard let cpu = sample.cpuNanoseconds else { return routing.take(sample) }
         let thread = state(of: sample.tid, watched: false)
         thread.signalled = true
-        thread.samples.append(WallThread.Known(sample: sample, cpu: cpu, reach: Int64(intervalNanoseconds)))
+        thread.samples.append(WallThread.Known(sample: sample, cpu: cpu, reach: sampleReach))
     }
 
     /// Not called: `route` takes every sample.
@@ -121,7 +130,7 @@ final class WallScheduler: SamplerSchedule {
             if let known = thread.known, tick.cpu - known.cpu <= known.reach {
                 count(thread, known: known, at: tick.time, ticks: tick.ticks, routing: &routing)
             } else {
-                skippedTicks += tick.ticks
+                lose(tick.ticks, .noSampleNear)
             }
         }
         thread.pending.removeAll()
@@ -176,7 +185,7 @@ final class WallScheduler: SamplerSchedule {
 
     func threadEnded(_ tid: Int32) {
         guard let thread = threads.removeValue(forKey: tid) else { return }
-        skippedTicks += thread.pending.reduce(0) { $0 + $1.ticks }
+        lose(thread.pending.reduce(0) { $0 + $1.ticks }, .noSampleNear)
         if let ring = thread.ring {
             ss_switch_ring_close(ring)
             ringsOpen -= 1
@@ -269,11 +278,12 @@ final class WallScheduler: SamplerSchedule {
         noteSleeps(of: thread, from: before, records: records)
         if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
             if let end {
-                skippedTicks += Self.ticks(due, at: now, spacing: intervalNanoseconds, upTo: end.time)
+                lose(Self.ticks(due, at: now, spacing: intervalNanoseconds, upTo: end.time), .placeUnknown)
                 doubt.unknownPlace = true
                 return
             }
-            if lookUnknown(thread, at: now, due: due, late: late, routing: &routing) { doubt.unknownPlace = true }
+            lookUnknown(thread, at: now, due: due, late: late, routing: &routing)
+            doubt.unknownPlace = true
             return
         }
         payOwed(thread, routing: &routing)
@@ -294,13 +304,14 @@ final class WallScheduler: SamplerSchedule {
             let later = readSwitches(of: thread)
             noteSleeps(of: thread, from: placeBefore, records: later)
             if later.contains(where: { $0.kind == SS_SWITCH_LOST }) {
-                if lookUnknown(thread, at: now, due: due, late: late, routing: &routing) { doubt.unknownPlace = true }
+                lookUnknown(thread, at: now, due: due, late: late, routing: &routing)
+                doubt.unknownPlace = true
                 return
             }
             records += later
         }
         guard cpu >= 0 else {
-            skippedTicks += due  // gone: its ticks are counted lost, not dropped
+            lose(due, .threadGone)  // counted lost, not dropped
             return
         }
         thread.cpuAtLastTick = cpu
@@ -318,7 +329,7 @@ final class WallScheduler: SamplerSchedule {
             if let end, time > end.time { continue }
             // After it was attached and before its ring was open, where it was is not known.
             guard time >= thread.watchedSince else {
-                skippedTicks += 1
+                lose(1, .notWatchedYet)
                 doubt.unknownPlace = true // a new thread: the next one's first ticks are lost at one wake's length
                 continue
             }
@@ -340,9 +351,9 @@ final class WallScheduler: SamplerSchedule {
                 } else if thread.place == place, end == nil, thread.wokenFrom != since {
                     // Woken (or moving) before it could be walked: lost. How long the sleep was,
                     // the switch that ends it will tell (`noteSleeps`).
-                    if !look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing) { skippedTicks += 1 }
+                    if !look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing) { lose(1, .sleepOverUnwalked) }
                 } else {
-                    skippedTicks += 1 // a sleep that ended before the sampler could walk it
+                    lose(1, .sleepOverUnwalked)
                     let length = Self.length(ofSleepFrom: since, in: records)
                     // Longer than two ticks: a look at the first tick in it would have walked it.
                     if length.map({ $0 >= 2 * intervalNanoseconds }) ?? true { thread.lookWalked(true) }
@@ -351,7 +362,7 @@ final class WallScheduler: SamplerSchedule {
                     }
                 }
             case .onCore, .preempted: tick(thread, cpu: cpu - running, at: time, ticks: 1, routing: &routing)
-            case .unknown: skippedTicks += 1
+            case .unknown: lose(1, .placeUnknown)
             }
         }
         takeSamples(of: thread, upTo: .max, routing: &routing)
@@ -456,33 +467,33 @@ final class WallScheduler: SamplerSchedule {
     /// A thread whose switches are not known: unmoved since its stack was counted, its ticks are
     /// owed (exact); else it is looked at through `/proc` now, and the tick now and the `late`
     /// ones are counted with what is found, as a late wake's always were; the other ticks of a
-    /// wake that planned several are counted lost, not guessed. Returns whether it moved.
-    private func lookUnknown(_ thread: WallThread, at now: UInt64, due: Int, late: Int,
-                                      routing: inout SampleRouting) -> Bool {
+    /// wake that planned several are counted lost, not guessed. So while a thread has no ring,
+    /// every wake counts one tick (`WakeDoubt.unknownPlace`): a sleeper unmoved at one wake may
+    /// wake before the next, and a batch's ticks before that wake would be lost.
+    private func lookUnknown(_ thread: WallThread, at now: UInt64, due: Int, late: Int, routing: inout SampleRouting) {
         // Walked asleep and not given a core since (no system call): still there.
         if let sequence = thread.asleepSequence, thread.pending.isEmpty, thread.samples.isEmpty, thread.counted,
            ss_thread_schedule_sequence(thread.tid) == sequence {
             owe(thread, due, at: now, routing: &routing)
-            return false
+            return
         }
         let cpu = ss_thread_cpu_time_ns(thread.tid)
         if cpu >= 0, thread.pending.isEmpty, thread.samples.isEmpty, thread.counted, let known = thread.known,
            cpu - known.cpu < Self.unmovedNanoseconds {
             owe(thread, due, at: now, routing: &routing)
-            return false
+            return
         }
         payOwed(thread, routing: &routing)
         takeSamples(of: thread, upTo: .max, routing: &routing)
-        guard cpu >= 0 else { return true }
+        guard cpu >= 0 else { return }
         let counted = min(due, late + 1)
-        skippedTicks += due - counted
+        lose(due - counted, .batchOfUnknownPlace)
         if thread.pending.isEmpty, let known = thread.known, cpu - known.cpu < Self.unmovedNanoseconds {
             count(thread, known: known, at: now, ticks: counted, routing: &routing)
         } else {
-            if !look(at: thread, cpu: cpu, sleep: nil, at: now, due: counted, routing: &routing) { skippedTicks += counted }
+            if !look(at: thread, cpu: cpu, sleep: nil, at: now, due: counted, routing: &routing) { lose(counted, .movedWhileWalked) }
             if thread.ring == nil { lendRing(to: thread, at: now, routing: &routing) }
         }
-        return true
     }
 
     /// `runner`, a thread without a ring that has run, gets one: a free one (a thread that had one
@@ -576,14 +587,20 @@ final class WallScheduler: SamplerSchedule {
         !thread.backlog.isEmpty || thread.ring.map { ss_switch_ring_unread($0) != 0 } ?? false
     }
 
+    /// Counts `ticks` ticks lost for `reason`.
+    private func lose(_ ticks: Int, _ reason: TickLoss) {
+        guard ticks > 0 else { return }
+        lostTicks[reason, default: 0] += ticks
+    }
+
     /// A tick of a thread on a core or waiting for one, at CPU time `cpu`: counted now if its
     /// stack is known there, else kept for the sample that will come.
-    /// Counted at once when no later sample can be nearer: the next one comes a counter period
-    /// of user CPU time after the last (`counterPeriod`), so a tick less than half of that
+    /// Counted at once when no later sample can be nearer: the next one comes the samples'
+    /// spacing of CPU time after the last (`sampleSpacing`), so a tick less than half of that
     /// after a sample's CPU time is nearest to it.
     private func tick(_ thread: WallThread, cpu: Int64, at now: UInt64, ticks: Int, routing: inout SampleRouting) {
         if thread.pending.isEmpty, let known = thread.known,
-           cpu - known.cpu < (known.reach == Self.unmovedNanoseconds ? Self.unmovedNanoseconds : counterPeriod / 2 - Self.unmovedNanoseconds) {
+           cpu - known.cpu < (known.reach == Self.unmovedNanoseconds ? Self.unmovedNanoseconds : sampleSpacing / 2 - Self.unmovedNanoseconds) {
             return count(thread, known: known, at: now, ticks: ticks, routing: &routing)
         }
         if let last = thread.pending.last, last.cpu == cpu {
@@ -591,7 +608,7 @@ final class WallScheduler: SamplerSchedule {
         } else if thread.pending.count < Self.maximumPending {
             thread.pending.append(WallThread.Tick(time: now, cpu: cpu, ticks: ticks))
         } else {
-            skippedTicks += ticks
+            lose(ticks, .tooManyWaiting)
         }
     }
 
@@ -661,7 +678,7 @@ final class WallScheduler: SamplerSchedule {
                 reachedNext = true
                 count(thread, known: next, at: tick.time, ticks: tick.ticks, routing: &routing)
             } else {
-                skippedTicks += tick.ticks
+                lose(tick.ticks, .noSampleNear)
             }
         }
         if !reachedNext { thread.know(next) }
@@ -679,6 +696,26 @@ final class WallScheduler: SamplerSchedule {
             thread.counted = true
         }
     }
+}
+
+/// Why a tick of a thread was counted lost.
+enum TickLoss: String, CaseIterable, Sendable {
+    /// Asleep, in a sleep over before the sampler could walk it (or woken while walked).
+    case sleepOverUnwalked = "sleep over before it was walked"
+    /// Running or waiting for a core, with no sample of it within reach in CPU time.
+    case noSampleNear = "no sample near in CPU time"
+    /// Its switches unknown (records lost, or a thread that ended meanwhile without them).
+    case placeUnknown = "place unknown"
+    /// Between its attach and the opening of its ring.
+    case notWatchedYet = "not watched yet"
+    /// Gone when its CPU time was read.
+    case threadGone = "thread gone"
+    /// Ticks of a wake that planned several, of a thread whose switches are not known.
+    case batchOfUnknownPlace = "batch of a thread without switches"
+    /// A thread without switches that moved while it was walked.
+    case movedWhileWalked = "moved while walked"
+    /// More ticks waiting for a sample than are kept.
+    case tooManyWaiting = "too many waiting"
 }
 
 /// Why a wake that counted ticks could not know some tick's stack from the threads' switches.
