@@ -98,9 +98,11 @@ mkdir -p "$bins"
 for program in split threads; do
   gcc -O2 -Wall -Wextra -Werror -pthread -o "$bins/$program" "Tests/Programs/$program.c"
 done
-for program in deep wall; do
+for program in deep wall sleepers; do
   gcc -O2 -Wall -Wextra -Werror -pthread -o "$bins/bench_$program" "Scripts/bench/bench_$program.c"
 done
+g++ -O2 -Wall -Wextra -Werror -o "$bins/bench_exceptions" Scripts/bench/bench_exceptions.cpp
+gcc -O2 -Wall -Wextra -Werror -o "$bins/deny_perf_events" Tests/Programs/deny_perf_events.c
 gcc -O2 -Wall -Wextra -Werror -I Scripts/bench -o "$bins/hz_probe" Scripts/probes/hz_probe.c
 gcc -O2 -Wall -Wextra -Werror -o "$bins/gap_probe" Scripts/probes/gap_probe.c
 gcc -O2 -Wall -Wextra -Werror -I Scripts/bench -o "$bins/unwind_probe" Scripts/probes/unwind_probe.c -lunwind
@@ -126,6 +128,8 @@ step "cpu mode's engines against perf: rates, attribution, slowdown at 1 kHz and
 "${helper[@]}" engines --rounds "$rounds" --max-wait 60
 step "wall mode's cost: sampler CPU per thread-tick, 8 busy threads at wall and cpu 1 kHz"
 "${helper[@]}" wall-cost --rounds "$rounds" --seconds "$seconds" | tee "$work/wall_cost.md" >&2
+step "where users run it: wall 1 kHz's slowdown as root, as an ordinary user and with perf_event_open refused, beside gperftools; 1,000 sleepers at 100 Hz"
+"${helper[@]}" settings-cost --rounds "$rounds" --seconds "$seconds" | tee "$work/settings_cost.md" >&2
 step "wall mode and blocking calls: the bursts program 100 times at 1 ms and at 10 ms, every core busy"
 "${helper[@]}" eintr --runs 100 | tee "$work/eintr.md" >&2
 step "sampler thread CPU per sample, many distinct stacks at 1 kHz"

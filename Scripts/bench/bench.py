@@ -15,6 +15,9 @@ Subcommands (each reads/writes JSON or text in the work directory, --work, defau
                profiling; with --against, another build's library in the same interleaved rounds
   wall-cost    wall mode's sampler CPU per thread-tick (1 busy thread at 1 kHz; 100 sleeping + 2 busy at 100 Hz) and
                8 busy threads' slowdown at wall 1 kHz against cpu mode 1 kHz, side by side (Markdown table on stdout)
+  settings-cost  wall mode's slowdown at 1 kHz (1 and 8 busy threads, C++ exceptions) as root, as an ordinary user and
+               with perf_event_open refused, beside gperftools at 1 kHz; the profiler's CPU with 1,000 sleepers at
+               wall and cpu 100 Hz in each setting (Markdown table on stdout)
   churn        cpu mode's timer engine on short-lived threads at 10 ms (Tests/Programs/churn.c): churn_fn's samples
                against its CPU / period for threads of 100 us to 200 ms (--repeats runs of about --seconds, default 4)
   eintr        wall mode's bursts program (poll, select, epoll_wait) --runs times at 1 ms and 10 ms with every core
@@ -58,6 +61,7 @@ from bench_report import REPORT, cmd_report, cmd_report_engines
 from bench_sampler import cmd_sampler
 from bench_stripped import cmd_stripped_names
 from bench_unwind import cmd_report_unwind, cmd_unwind_agreement
+from bench_settings import cmd_settings_cost
 from bench_wall import cmd_wall_cost
 
 COMMANDS = {
@@ -65,7 +69,7 @@ COMMANDS = {
     "handler": cmd_handler, "startup": cmd_startup, "engines": cmd_engines, "report": cmd_report,
     "report-engines": cmd_report_engines, "cpu-cost": cmd_cpu_cost, "unwind-agreement": cmd_unwind_agreement,
     "report-unwind": cmd_report_unwind,
-    "wall-cost": cmd_wall_cost, "eintr": cmd_eintr,
+    "wall-cost": cmd_wall_cost, "settings-cost": cmd_settings_cost, "eintr": cmd_eintr,
     "calls": cmd_calls, "redis-calls": cmd_redis_calls, "churn": cmd_churn,
     "sampler": cmd_sampler, "daemon": cmd_daemon, "async": cmd_async, "export": cmd_export,
     "stripped-names": cmd_stripped_names,

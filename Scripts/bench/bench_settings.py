@@ -1,0 +1,136 @@
+"""settings-cost: what wall mode costs in each setting users run it in, side by side with
+gperftools' CPU profiler (setitimer, which every setting allows) in one run.
+
+Settings: root; an ordinary user (uid 65534, `perf_event_open` allowed on its own threads at
+`perf_event_paranoid` 2); the same user behind a seccomp filter that refuses `perf_event_open`
+with EACCES (Debian's and Ubuntu's paranoid 3 and 4, a container's profile). Each setting's
+profiled runs are compared with unprofiled runs under the same launchers, interleaved round by
+round, medians over rounds:
+- slowdown at wall 1 kHz of one busy thread and of 8 busy threads on the machine's cores
+  (bench_wall), and of C++ exceptions thrown through 10 frames (bench_exceptions), against
+  gperftools at 1 kHz (root): the budget is gperftools' slowdown + 1 % for the busy threads,
+  10 % for the exceptions;
+- 1,000 threads that sleep 50 ms at a time (bench_sleepers): the profiler's CPU (the process's
+  CPU time less the unprofiled run's) as a share of a core at wall 100 Hz (budget 2 %) and cpu
+  100 Hz (budget 1 %).
+Writes settings_cost.json and prints a Markdown table for the report.
+"""
+import os
+import shutil
+import statistics
+import tempfile
+
+from bench_common import log, run_timed, save
+
+SETTINGS = ("root", "unprivileged", "perf refused")
+NOBODY = "65534"
+GPERFTOOLS = "/usr/lib/x86_64-linux-gnu/libprofiler.so"
+
+
+def _readable_copy(args):
+    """The workloads, the launcher and the libraries, copied where the ordinary user can read
+    them (the checkout may sit in a folder it cannot enter); outputs go there too."""
+    place = tempfile.mkdtemp(prefix="stacksampler-settings-")
+    os.chmod(place, 0o777)
+    library_dir = os.path.dirname(args.lib)
+    for name in os.listdir(library_dir):
+        if name.startswith("libStackSampler") and name.endswith(".so"):
+            shutil.copy(os.path.join(library_dir, name), place)
+    for name in ("bench_wall", "bench_exceptions", "bench_sleepers", "deny_perf_events"):
+        shutil.copy(os.path.join(args.bins, name), place)
+    return place
+
+
+def _argv(place, setting, argv):
+    """`argv` as it runs in `setting`: as it is for root, else behind setpriv (and the filter)."""
+    if setting == "root":
+        return argv
+    launcher = ["/usr/bin/setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
+    if setting == "perf refused":
+        launcher += [os.path.join(place, "deny_perf_events"), "--errno", "EACCES"]
+    return launcher + argv
+
+
+def _profiler_env(place, profiler, mode="wall", period="1ms"):
+    """The environment that profiles a run with `profiler` (stacksampler or gperftools)."""
+    if profiler == "none":
+        return {}
+    if profiler == "gperftools":
+        return {"LD_PRELOAD": GPERFTOOLS, "CPUPROFILE": os.path.join(place, "gperftools.prof"), "CPUPROFILE_FREQUENCY": "1000"}
+    return {"LD_PRELOAD": os.path.join(place, "libStackSamplerPreload.so"), "STACKSAMPLER_MODE": mode,
+            "STACKSAMPLER_PERIOD": period, "STACKSAMPLER_OUTPUT": "/dev/null"}
+
+
+def _run(place, setting, argv, env):
+    """One run: (wall seconds, CPU seconds of the process). The environment reaches the program
+    through env, past the launchers, so that neither is profiled."""
+    assignments = [f"{key}={value}" for key, value in sorted(env.items())]
+    out, err = os.path.join(place, "run.out"), os.path.join(place, "run.err")
+    return run_timed(_argv(place, setting, ["/usr/bin/env"] + assignments + argv), {}, out, err)
+
+
+def _sized(place, program, make_argv, seconds):
+    """`make_argv(n)` for the n whose unprofiled run takes about `seconds`."""
+    wall, _ = _run(place, "root", make_argv(1000), {})
+    return make_argv(max(1000, int(1000 * seconds / max(wall, 1e-3))))
+
+
+def _slowdowns(place, name, argv, rounds):
+    """Median slowdown (%) of gperftools and of wall 1 kHz in each setting, against unprofiled
+    runs under the same launchers, all interleaved."""
+    configurations = [("root", "gperftools")] + [(setting, profiler) for setting in SETTINGS
+                                                  for profiler in ("none", "stacksampler")]
+    walls = {configuration: [] for configuration in configurations}
+    for round_index in range(rounds):
+        for setting, profiler in configurations:
+            walls[(setting, profiler)].append(_run(place, setting, argv, _profiler_env(place, profiler))[0])
+        log(f"settings-cost: {name} round {round_index + 1} of {rounds}")
+    base = {setting: statistics.median(walls[(setting, "none")]) for setting in SETTINGS}
+    result = {"gperftools": 100 * (statistics.median(walls[("root", "gperftools")]) / base["root"] - 1)}
+    for setting in SETTINGS:
+        result[setting] = 100 * (statistics.median(walls[(setting, "stacksampler")]) / base[setting] - 1)
+    return result
+
+
+def _sleeper_costs(place, argv, seconds, rounds):
+    """The profiler's CPU as a share of a core (%) with the sleepers, wall and cpu mode at 100 Hz,
+    in each setting: the process's CPU time less that of the unprofiled run, over the run's length."""
+    result = {}
+    for setting in SETTINGS:
+        cpu = {"none": [], "wall": [], "cpu": []}
+        for _ in range(rounds):
+            cpu["none"].append(_run(place, setting, argv, {})[1])
+            for mode in ("wall", "cpu"):
+                cpu[mode].append(_run(place, setting, argv, _profiler_env(place, "stacksampler", mode, "10ms"))[1])
+        unprofiled = statistics.median(cpu["none"])
+        result[setting] = {mode: 100 * (statistics.median(cpu[mode]) - unprofiled) / seconds for mode in ("wall", "cpu")}
+        log(f"settings-cost: sleepers as {setting}: wall {result[setting]['wall']:.2f} %, cpu {result[setting]['cpu']:.2f} % of a core")
+    return result
+
+
+def cmd_settings_cost(args):
+    place = _readable_copy(args)
+    try:
+        wall, exceptions = os.path.join(place, "bench_wall"), os.path.join(place, "bench_exceptions")
+        cores = os.cpu_count() or 2
+        workloads = {
+            "1 busy thread": _sized(place, wall, lambda n: [wall, "1", str(n), "0"], args.seconds),
+            f"8 busy threads on {cores} cores": _sized(place, wall, lambda n: [wall, "8", str(max(1, n // 8)), "0"], args.seconds),
+            "C++ exceptions through 10 frames": _sized(place, exceptions, lambda n: [exceptions, str(n * 10), "10"], args.seconds),
+        }
+        slowdowns = {name: _slowdowns(place, name, argv, args.rounds) for name, argv in workloads.items()}
+        sleeper_seconds = 5
+        sleepers = _sleeper_costs(place, [os.path.join(place, "bench_sleepers"), "1000", "50", str(sleeper_seconds)],
+                                  sleeper_seconds, max(3, args.rounds // 2))
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+    save(args.work, "settings_cost.json", {"slowdowns": slowdowns, "sleepers": sleepers, "rounds": args.rounds})
+    print("| workload | gperftools 1 kHz | " + " | ".join(f"wall 1 kHz, {setting}" for setting in SETTINGS) + " |")
+    print("|---|---|" + "---|" * len(SETTINGS))
+    for name, result in slowdowns.items():
+        print(f"| {name} | {result['gperftools']:+.1f} % | " + " | ".join(f"{result[s]:+.1f} %" for s in SETTINGS) + " |")
+    print()
+    print("| 1,000 threads sleeping 50 ms at a time | " + " | ".join(SETTINGS) + " |")
+    print("|---|" + "---|" * len(SETTINGS))
+    for mode in ("wall", "cpu"):
+        print(f"| profiler's CPU, {mode} 100 Hz (share of a core) | " + " | ".join(f"{sleepers[s][mode]:.2f} %" for s in SETTINGS) + " |")
