@@ -124,6 +124,16 @@ extension EndToEnd {
             // Every tick of the loop is counted or counted lost (the rest: the program's start and end).
             let counted = Double(profile.totalSamples) + skipped
             #expect(counted >= (spinTicks + napTicks) * 0.95, "\(counted) ticks counted or lost for \(spinTicks + napTicks) in the loop\n\(stderr)")
+            // The summary says why they were lost: the naps, most of all, over before they were walked.
+            if skipped > 0 {
+                let reasons = try #require(stderr.firstMatch(of: /skipped ticks \(stack not knowable: ([^)]*)\)/).map { String($0.1) }, "\(stderr)")
+                let byReason = reasons.split(separator: ", ").compactMap { part -> (String, Double)? in
+                    guard let space = part.firstIndex(of: " "), let ticks = Double(part[..<space]) else { return nil }
+                    return (String(part[part.index(after: space)...]), ticks)
+                }
+                #expect(byReason.reduce(0) { $0 + $1.1 } == skipped, "the reasons add up to the ticks skipped: \(reasons)")
+                #expect(byReason.first?.0 == "sleep over before it was walked", "\(reasons)")
+            }
         }
 
         /// Threads that burn 100 us between 1 ms poll, select and epoll_wait calls see no EINTR

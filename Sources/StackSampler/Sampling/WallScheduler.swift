@@ -28,17 +28,11 @@ final class WallScheduler: SamplerSchedule {
     private let maximumRings = Int(ss_switch_ring_bound())
     /// Ticks waiting for a sample, per thread, at most (consecutive ones at one CPU time are one).
     private static let maximumPending = 4096
-    /// The longest the sampler sleeps between wakes when it counts several ticks per wake. A
-    /// wake's sleep costs its thread 15–40 µs of CPU on this kind of virtual machine (the timer's
-    /// expiry and the switch back in, measured), so a wake every 10 ms was 0.4 % of a core alone.
-    private static let longestWakeNanoseconds: UInt64 = 50_000_000
     /// A sleeping thread's owed ticks are counted at least this often (so that invocations and
     /// stalls see the sleep go on).
     private static let longestOwedNanoseconds: UInt64 = 100_000_000
     /// A thread's CPU time read in longer than this is read again (`cpuTime(of:)`).
     private static let cpuReadSlack: UInt64 = 20_000
-    /// Calm wakes (no sleep missed, every thread's switches known) before the ticks per wake double.
-    private static let calmWakesToGrow = 4
 
     /// The tick: the sampling period.
     let intervalNanoseconds: UInt64
@@ -56,26 +50,10 @@ final class WallScheduler: SamplerSchedule {
     private(set) var missedTicks = 0
     /// Ticks counted lost, by reason.
     private(set) var lostTicks: [TickLoss: Int] = [:]
-    /// Ticks the next wake that counts ticks comes after (see `adaptTicksPerWake`).
-    private(set) var ticksPerWake = 1
-    /// Ticks between two looks at the threads' sleeps (`lookAtSleeps`; see `adaptTicksPerWake`).
-    private(set) var ticksPerLook = 1
-    /// The most ticks one wake may count: `longestWakeNanoseconds`, and a quarter of the
-    /// engine's buffer at the pace of the counters' samples on every core.
-    private let maximumTicksPerWake: Int
-    private var calmWakes = 0
-    /// The shortest sleep the switches showed in this span of `sleepMemoryNanoseconds` and in the
-    /// one before (ns): a wake may come after at most half of it, so that a wake falls inside
-    /// every such sleep and it is walked.
-    private var shortestSleep: (thisSpan: UInt64, lastSpan: UInt64, spanStart: UInt64) = (.max, .max, 0)
-    /// How long a short sleep holds the wakes close together.
-    private static let sleepMemoryNanoseconds: UInt64 = 1_000_000_000
-    /// A sleep shorter than this is over before any wake could walk it (a wake comes tens of
-    /// microseconds after its tick, and a look takes several): it neither holds the wakes close
-    /// nor, missed, makes a wake not calm. One such sleep, some 50 µs on a lock held a moment,
-    /// kept the sampler at one wake per tick for a second or two and cost the 8-thread benchmark
-    /// a tenth of its run's CPU on the sampler thread (62–76 ms in 3 s against 11 ms in cpu mode).
-    private static let shortestWalkableSleepNanoseconds: UInt64 = 100_000
+    /// When the wakes that count ticks and the looks between them come (`WallWakePolicy`).
+    private var policy: WallWakePolicy
+    var ticksPerWake: Int { policy.ticksPerWake }
+    var ticksPerLook: Int { policy.ticksPerLook }
     /// Whether a ring was looked for at this wake (one lent at most per wake, one search).
     private var ringSoughtThisWake = false
     /// Threads that ended since the last wake (`threadsEnded`).
@@ -103,8 +81,9 @@ final class WallScheduler: SamplerSchedule {
         preemptions = PreemptionSnapshots(maxDepth: maxDepth)
         let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         let samplesPerTickAndCore = max(1, Int(periodNanoseconds / max(1, ss_wall_counter_period(periodNanoseconds))))
-        maximumTicksPerWake = max(1, min(Int(Self.longestWakeNanoseconds / max(1, periodNanoseconds)),
-                                         bufferSlots / (4 * cores * samplesPerTickAndCore)))
+        // A wake counts at most a quarter of the engine's buffer at the pace of the counters'
+        // samples on every core.
+        policy = WallWakePolicy(intervalNanoseconds: periodNanoseconds, maximumTicksForBuffer: bufferSlots / (4 * cores * samplesPerTickAndCore))
     }
 
     /// A sample of a running thread, kept until its thread's ticks are taken in at the next
@@ -203,10 +182,8 @@ final class WallScheduler: SamplerSchedule {
         ringSoughtThisWake = false
         var doubt = WakeDoubt(unknownPlace: newThreadWatched)
         newThreadWatched = false
-        if now &- shortestSleep.spanStart >= Self.sleepMemoryNanoseconds {
-            shortestSleep = (.max, shortestSleep.thisSpan, now)
-        }
-        defer { adaptTicksPerWake(doubt) }
+        policy.wakeBegins(at: now)
+        defer { policy.wakeEnded(doubt) }
         let ended = endedThreads
         endedThreads = []
         for note in ended {
@@ -357,7 +334,7 @@ final class WallScheduler: SamplerSchedule {
                     let length = Self.length(ofSleepFrom: since, in: records)
                     // Longer than two ticks: a look at the first tick in it would have walked it.
                     if length.map({ $0 >= 2 * intervalNanoseconds }) ?? true { thread.lookWalked(true) }
-                    if thread.walkable, length.map({ $0 >= Self.shortestWalkableSleepNanoseconds }) ?? true {
+                    if thread.walkable, length.map({ $0 >= WallWakePolicy.shortestWalkableSleepNanoseconds }) ?? true {
                         doubt.sleepMissed = true
                     }
                 }
@@ -374,30 +351,6 @@ final class WallScheduler: SamplerSchedule {
         return max(0, due - Int((now - end + spacing - 1) / spacing))
     }
 
-    /// After a wake that counted ticks: one tick per wake while a thread's switches were not known
-    /// (its ticks would be counted with the stack found at the wake); after `calmWakesToGrow` calm
-    /// wakes in a row, twice as many, up to the maximum. A thread's switches carry the time of
-    /// each, so counting several ticks at one wake loses nothing else: the wake costs the same for
-    /// one tick as for ten. Between them, looks at the sleeps (`lookAtSleeps`): one per tick while
-    /// a sleep ended before it could be walked, else never more than half the shortest sleep seen
-    /// in the last second or two apart, so that a look falls inside each sleep that long. A look
-    /// reads no thread's CPU time unless it is asleep, and counts nothing.
-    private func adaptTicksPerWake(_ doubt: WakeDoubt) {
-        if doubt.unknownPlace {
-            ticksPerWake = 1
-            calmWakes = 0
-        } else {
-            calmWakes += 1
-            if calmWakes >= Self.calmWakesToGrow {
-                ticksPerWake = min(maximumTicksPerWake, ticksPerWake * 2)
-                calmWakes = 0
-            }
-        }
-        let shortest = min(shortestSleep.thisSpan, shortestSleep.lastSpan)
-        let lookSpacing = doubt.sleepMissed ? 1 : Int(min(shortest / (2 * intervalNanoseconds), UInt64(maximumTicksPerWake)))
-        ticksPerLook = max(1, min(ticksPerWake, lookSpacing))
-    }
-
     /// Notes the length of each sleep long enough to be walked that ended in `records` (`thread`'s
     /// switches since `before`), if the thread's sleeps are walked when a look comes (`WallThread.walkable`).
     private func noteSleeps(of thread: WallThread, from before: WallThread.Place, records: [ss_switch]) {
@@ -407,9 +360,7 @@ final class WallScheduler: SamplerSchedule {
             switch record.kind {
             case SS_SWITCH_OUT_BLOCKED: sleepStart = record.time_ns
             case SS_SWITCH_IN:
-                if let start = sleepStart, record.time_ns > start, record.time_ns - start >= Self.shortestWalkableSleepNanoseconds {
-                    shortestSleep.thisSpan = min(shortestSleep.thisSpan, record.time_ns - start)
-                }
+                if let start = sleepStart, record.time_ns > start { policy.sleepEnded(lasting: record.time_ns - start) }
                 sleepStart = nil
             default: sleepStart = nil
             }
@@ -718,15 +669,6 @@ enum TickLoss: String, CaseIterable, Sendable {
     case tooManyWaiting = "too many waiting"
 }
 
-/// Why a wake that counted ticks could not know some tick's stack from the threads' switches.
-struct WakeDoubt {
-    /// A thread's place was not known (no ring, records lost, just watched): its ticks need a
-    /// wake each.
-    var unknownPlace = false
-    /// A sleep long enough to be walked ended before a look came: looks come at every tick.
-    var sleepMissed = false
-}
-
 /// What wall mode keeps of one thread (`WallScheduler`).
 final class WallThread {
     /// Where the thread is, as its context switches say.
@@ -811,7 +753,7 @@ final class WallThread {
     /// seconds of a look per tick on window_service's threads (a fifth of the first window's cost).
     private static let lookMemory = 32
     /// Whether its sleeps are mostly walked when a look comes: only then do they hold the looks
-    /// close (`WallScheduler.adaptTicksPerWake`). A thread whose sleeps mostly end before a look
+    /// close (`WallWakePolicy`). A thread whose sleeps mostly end before a look
     /// can walk them (200 µs naps, a look coming 100-200 µs after its tick on a busy machine)
     /// would cost a wake per tick for a walk in three; its sleeps' ticks are lost all the same.
     var walkable: Bool { lookSuccess >= 0.5 }
