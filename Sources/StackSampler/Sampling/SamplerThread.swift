@@ -61,7 +61,7 @@ final class SamplerThread: @unchecked Sendable {
         self.window = window
         countsStart = (0, Self.zeroCounters)
         routing = SampleRouting(consumers: consumers)
-        scan = ThreadScan()
+        scan = ThreadScan(sampleCPUNanoseconds: configuration.event == nil ? Int64(configuration.periodNanoseconds) : 0)
         schedule = switch configuration.mode {
         case .cpu: CPUDrainSchedule(periodNanoseconds: configuration.periodNanoseconds, bufferSlots: configuration.bufferSlots,
                                     sampledEvent: configuration.event != nil)

@@ -17,10 +17,23 @@ struct ThreadScan {
     /// attaches only the threads the scan before it already found unattached.
     private var unattachedAtLastScan: Set<Int32> = []
     private var lastMaskCheck: UInt64 = 0
-    /// Each thread at its last mask check: the samples it had taken (a thread that took some
-    /// since evidently receives the signal) and its CPU time (a thread that has not run since
-    /// cannot have changed its mask): then its mask is not read (a /proc status read is slow).
+    /// Each thread at its last mask read (or check that found it sampled): the samples it had
+    /// taken (a thread that took some since evidently receives the signal) and its CPU time. Its
+    /// mask is read again only once it has run a sample's worth of CPU time since
+    /// (`sampleCPUNanoseconds`) without a sample: less would have brought no sample anyway, and a
+    /// /proc status read is slow (1,000 threads that sleep 50 ms at a time, each waking a few
+    /// microseconds, had theirs read at every mask check: 60 % of the sampler thread's CPU in
+    /// cpu mode).
     private var atMaskCheck: [Int32: (taken: Int, cpu: Int64)] = [:]
+    /// The CPU time between two samples of a running thread (the period), or 0 when samples count
+    /// events: then a thread's mask is read whenever it has run since.
+    private let sampleCPUNanoseconds: Int64
+
+    /// A scan for a session whose running threads are sampled every `sampleCPUNanoseconds` of
+    /// their CPU time (0 if not by CPU time).
+    init(sampleCPUNanoseconds: Int64) {
+        self.sampleCPUNanoseconds = sampleCPUNanoseconds
+    }
     /// Threads whose last mask read said they block the signal, not yet believed: read again at
     /// the next scan, and only then is the thread's sampling stopped.
     private var maskSuspects: Set<Int32> = []
@@ -130,18 +143,19 @@ struct ThreadScan {
         if tid != getpid() { attachedByScan.insert(tid) }
     }
 
-    /// Notes whether `tid` (at CPU time `cpu`) blocks the signal, unless it took samples or did
-    /// not run since its last check.
+    /// Notes whether `tid` (at CPU time `cpu`) blocks the signal, unless it took samples since its
+    /// last check, or has not run a sample's worth of CPU time since its last mask read.
     private mutating func checkMask(_ tid: Int32, cpu: Int64, at now: UInt64, aggregator: inout StackAggregator) {
         let taken = aggregator.takenSamples(tid)
         let before = atMaskCheck[tid]
-        atMaskCheck[tid] = (taken ?? 0, cpu)
         if let taken, let before, taken > before.taken {
+            atMaskCheck[tid] = (taken, cpu)
             maskSuspects.remove(tid)
             aggregator.noteSignalBlocked(tid, false, at: now)
             return
         }
-        if before?.cpu == cpu { return }
+        if let before, !maskSuspects.contains(tid), cpu == before.cpu || cpu - before.cpu < sampleCPUNanoseconds { return }
+        atMaskCheck[tid] = (taken ?? 0, cpu)
         if let blocked = ThreadDirectory.blocks(tid, signal: ss_engine_signal()) {
             // Blocked at one read may be the engine's own handler running (the signal is blocked
             // while it runs), on a thread kept off its core there: believed at the next read.
