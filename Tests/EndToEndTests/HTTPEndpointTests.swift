@@ -12,22 +12,26 @@ extension EndToEnd {
             let directory: String
             let port: UInt16
             let pid: pid_t
+            /// The service's user.
+            let uid: uid_t
             let stopFile: String
             let stderrPath: String
-            var socketPath: String { "/tmp/stacksampler-\(getuid())/\(pid).sock" }
+            var socketPath: String { "/tmp/stacksampler-\(uid)/\(pid).sock" }
             var base: String { "http://127.0.0.1:\(port)" }
 
-            /// Starts the service; with a `launcher` (a command and its options, such as a seccomp
-            /// filter's), the launcher runs unprofiled and execs the service (same pid) with the
-            /// profiler's settings.
-            static func start(in directory: String, launcher: [String] = []) throws -> Service {
+            /// Starts the service in `setting`; with a `launcher` (a command and its options, such
+            /// as a seccomp filter's) after the setting's own, the launchers run unprofiled and exec
+            /// the service (same pid) with the profiler's settings.
+            static func start(in directory: String, launcher: [String] = [], setting: RunSetting = .root) throws -> Service {
+                setting.prepare(directory)
+                let launcher = try setting.launcher() + launcher
                 let port = try freePort()
                 let stopFile = directory + "/stop"
                 let pidFile = directory + "/pid"
                 let stderrPath = directory + "/service.stderr"
                 _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
                 let process = Process()
-                let settings = ["LD_PRELOAD": try BuildProducts.preloadLibrary(), "STACKSAMPLER_LISTEN": "127.0.0.1:\(port)",
+                let settings = ["LD_PRELOAD": try setting.preloadLibrary(), "STACKSAMPLER_LISTEN": "127.0.0.1:\(port)",
                                 "STACKSAMPLER_MAX_REQUEST_SECONDS": "10"]
                 var environment = ProcessInfo.processInfo.environment.filter { $0.key != "LD_PRELOAD" && !$0.key.hasPrefix("STACKSAMPLER_") }
                 let command = [try TestProgram.service.executable(), stopFile, "120", pidFile]
@@ -45,7 +49,8 @@ extension EndToEnd {
                 process.standardError = FileHandle(forWritingAtPath: stderrPath)
                 try process.run()
                 let pid = process.processIdentifier
-                let socket = "/tmp/stacksampler-\(getuid())/\(pid).sock"
+                let uid = setting == .root ? getuid() : uid_t(RunSetting.user)!
+                let socket = "/tmp/stacksampler-\(uid)/\(pid).sock"
                 let started = Date()
                 while !FileManager.default.fileExists(atPath: socket) || !FileManager.default.fileExists(atPath: pidFile) {
                     guard process.isRunning, Date().timeIntervalSince(started) < 30 else {
@@ -54,7 +59,7 @@ extension EndToEnd {
                     }
                     usleep(20_000)
                 }
-                return Service(process: process, directory: directory, port: port, pid: pid, stopFile: stopFile, stderrPath: stderrPath)
+                return Service(process: process, directory: directory, port: port, pid: pid, uid: uid, stopFile: stopFile, stderrPath: stderrPath)
             }
 
             /// Asks the service to end and waits: its exit status.
@@ -77,6 +82,24 @@ extension EndToEnd {
             func status(_ arguments: [String]) throws -> Int {
                 Int(try curl(["-o", "/dev/null", "-w", "%{http_code}"] + arguments)) ?? 0
             }
+        }
+
+        /// The daemon where users run it: as root, as an ordinary user, and with perf_event_open
+        /// refused (a container's profile). A wall request over TCP and a cpu request over the
+        /// user's default socket each name the hot function, and the service exits with its own
+        /// status.
+        @Test("wall and cpu requests name the hot function in every setting; the service exits 3", arguments: RunSetting.allCases)
+        func requestsInEverySetting(setting: RunSetting) throws {
+            let directory = try ScratchDirectory.make("http-\(setting.rawValue.split(separator: " ").first!)")
+            let service = try Service.start(in: directory, setting: setting)
+            var finished = false
+            defer { if !finished { _ = service.finish() } }
+            let wall = try service.curl(["\(service.base)/debug/stacksampler/folded?seconds=1&mode=wall"])
+            #expect(wall.contains("serve_hot"), "\(setting): \(wall.prefix(500))")
+            let cpu = try service.curl(["--unix-socket", service.socketPath, "http://x/debug/stacksampler/folded?seconds=1"])
+            #expect(cpu.contains("serve_hot"), "\(setting): \(cpu.prefix(500))")
+            finished = true
+            #expect(service.finish() == 3, "\(setting): \(service.stderr)")
         }
 
         /// A TCP port nothing listens on now (the kernel's choice for port 0).

@@ -62,21 +62,23 @@ extension EndToEnd {
             }
         }
 
-        static func run(period: String, engine: String, seconds: Double, in directory: String) throws -> Split {
+        static func run(period: String, engine: String, seconds: Double, setting: RunSetting = .root, in directory: String) throws -> Split {
             let settings = ["STACKSAMPLER_PERIOD": period, "STACKSAMPLER_ENGINE": engine, "STACKSAMPLER_SUMMARY": "-",
                             "STACKSAMPLER_MODE": "cpu"]
-            return try Split(ProfiledRun.preload(.syscalls, [String(seconds)], settings: settings, in: directory), seconds: seconds)
+            return try Split(ProfiledRun.preload(.syscalls, [String(seconds)], settings: settings, setting: setting, in: directory), seconds: seconds)
         }
 
         /// The program spends half its CPU in read(2) of /dev/zero, nearly all of it in the
         /// kernel. Counters that count user space only showed that function at 3-8 % at 1 ms
-        /// against 45-50 % at 10 ms; `auto` now runs the timers at every period in cpu mode.
-        @Test("a program half in read(2) shows it at 1 ms as at 10 ms and as it measured itself, with every core kept busy (cpu, auto)")
-        func systemCallShareAtEveryPeriod() throws {
+        /// against 45-50 % at 10 ms; `auto` now runs the timers at every period in cpu mode, in
+        /// every setting (they need no perf_event_open).
+        @Test("a program half in read(2) shows it at 1 ms as at 10 ms and as it measured itself, with every core kept busy (cpu, auto)",
+              arguments: RunSetting.allCases)
+        func systemCallShareAtEveryPeriod(setting: RunSetting) throws {
             let directory = try ScratchDirectory.make("kernel-time")
             let busy = try BusyCores()
-            let coarse = try Self.run(period: "10ms", engine: "auto", seconds: 1.5, in: directory)
-            let fine = try Self.run(period: "1ms", engine: "auto", seconds: 2, in: directory)
+            let coarse = try Self.run(period: "10ms", engine: "auto", seconds: 1.5, setting: setting, in: directory)
+            let fine = try Self.run(period: "1ms", engine: "auto", seconds: 2, setting: setting, in: directory)
             withExtendedLifetime(busy) {}
             for split in [coarse, fine] {
                 #expect(split.process.termination == .exited(0), "\(split.process)")

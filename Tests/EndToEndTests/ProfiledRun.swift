@@ -27,8 +27,7 @@ struct ProfiledRun {
     ) throws -> ProfiledRun {
         let output = profilePath ?? freshProfilePath(for: program, in: directory)
         var environment = settings
-        environment["LD_PRELOAD"] = setting == .root ? try BuildProducts.preloadLibrary()
-            : try BuildProducts.readableByAll() + "/libStackSamplerPreload.so"
+        environment["LD_PRELOAD"] = try setting.preloadLibrary()
         environment["STACKSAMPLER_OUTPUT"] = output
         setting.prepare(directory)
         let (command, childEnvironment) = try setting.command([try program.executable()] + arguments, environment: environment)

@@ -22,9 +22,20 @@ enum RunSetting: String, CaseIterable, CustomStringConvertible, Sendable {
     func command(_ command: [String], environment: [String: String]) throws -> (command: [String], environment: [String: String]) {
         guard self != .root else { return (command, environment) }
         let assignments = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        var wrapped = ["/usr/bin/setpriv", "--reuid=\(Self.user)", "--regid=\(Self.user)", "--clear-groups", "--"]
-        if self == .perfRefused { wrapped += [try TestProgram.denyPerfEvents.executable()] }
-        return (wrapped + ["/usr/bin/env"] + assignments + command, [:])
+        return (try launcher() + ["/usr/bin/env"] + assignments + command, [:])
+    }
+
+    /// The commands a program runs behind in this setting, each exec'ing the next (the same
+    /// pid): none for root; `setpriv` to the ordinary user, and the seccomp launcher.
+    func launcher() throws -> [String] {
+        guard self != .root else { return [] }
+        let user = ["/usr/bin/setpriv", "--reuid=\(Self.user)", "--regid=\(Self.user)", "--clear-groups", "--"]
+        return self == .perfRefused ? user + [try TestProgram.denyPerfEvents.executable()] : user
+    }
+
+    /// The preload library, where this setting's user can read it.
+    func preloadLibrary() throws -> String {
+        self == .root ? try BuildProducts.preloadLibrary() : try BuildProducts.readableByAll() + "/libStackSamplerPreload.so"
     }
 
     /// Makes `directory` (a test's own) one the ordinary user can write its outputs into.
