@@ -96,8 +96,9 @@ extension Profile {
         return lines
     }
 
-    /// ": N reason, M reason" for skipped ticks' reasons, the largest first; empty without any.
-    private static func reasons(_ byReason: [String: Int]) -> String {
+    /// ": N reason, M reason" for skipped ticks' reasons, the largest first (ties by name); empty
+    /// without any.
+    static func reasons(_ byReason: [String: Int]) -> String {
         guard !byReason.isEmpty else { return "" }
         let ordered = byReason.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
         return ": " + ordered.map { "\($0.value) \($0.key)" }.joined(separator: ", ")

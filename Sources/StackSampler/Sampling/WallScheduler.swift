@@ -649,26 +649,6 @@ final class WallScheduler: SamplerSchedule {
     }
 }
 
-/// Why a tick of a thread was counted lost.
-enum TickLoss: String, CaseIterable, Sendable {
-    /// Asleep, in a sleep over before the sampler could walk it (or woken while walked).
-    case sleepOverUnwalked = "sleep over before it was walked"
-    /// Running or waiting for a core, with no sample of it within reach in CPU time.
-    case noSampleNear = "no sample near in CPU time"
-    /// Its switches unknown (records lost, or a thread that ended meanwhile without them).
-    case placeUnknown = "place unknown"
-    /// Between its attach and the opening of its ring.
-    case notWatchedYet = "not watched yet"
-    /// Gone when its CPU time was read.
-    case threadGone = "thread gone"
-    /// Ticks of a wake that planned several, of a thread whose switches are not known.
-    case batchOfUnknownPlace = "batch of a thread without switches"
-    /// A thread without switches that moved while it was walked.
-    case movedWhileWalked = "moved while walked"
-    /// More ticks waiting for a sample than are kept.
-    case tooManyWaiting = "too many waiting"
-}
-
 /// What wall mode keeps of one thread (`WallScheduler`).
 final class WallThread {
     /// Where the thread is, as its context switches say.
