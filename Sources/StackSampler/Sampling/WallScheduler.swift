@@ -52,7 +52,9 @@ final class WallScheduler: SamplerSchedule {
     private(set) var lostTicks: [TickLoss: Int] = [:]
     /// When the wakes that count ticks and the looks between them come (`WallWakePolicy`).
     private var policy: WallWakePolicy
+    /// Ticks the next wake that counts ticks comes after.
     var ticksPerWake: Int { policy.ticksPerWake }
+    /// Ticks between two looks at the threads' sleeps (`lookAtSleeps`).
     var ticksPerLook: Int { policy.ticksPerLook }
     /// Whether a ring was looked for at this wake (one lent at most per wake, one search).
     private var ringSoughtThisWake = false
