@@ -1,3 +1,5 @@
+import Glibc
+
 /// File formats a profile can be written in.
 public enum OutputFormat: String, Sendable, CaseIterable {
     /// Collapsed stacks, as FlameGraph's stackcollapse tools write them: `root;…;leaf COUNT`.
@@ -52,10 +54,13 @@ extension Profile {
 
     /// Writes the profile to `path` in `format`. Collapsed stacks have no room for the
     /// profiler's own figures (a comment line would be read as a stack by FlameGraph tools), so
-    /// a profile recorded here gets them in a side file, `PATH.summary`.
+    /// a profile recorded here gets them in a side file, `PATH.summary`, where `path` is a
+    /// regular file: beside `/dev/null` or a pipe there is no place of the user's for one (as
+    /// root, `-o /dev/null` made `/dev/null.summary`).
     public func write(to path: String, format: OutputFormat = .folded, options: ExportOptions = ExportOptions()) throws(ProfilerError) {
         try FileIO.write(rendered(as: format, options: options), to: path)
-        if format == .folded, measurementLine != nil {
+        var written = stat()
+        if format == .folded, measurementLine != nil, stat(path, &written) == 0, written.st_mode & S_IFMT == S_IFREG {
             try FileIO.write(Array(summary.utf8), to: path + ".summary")
         }
     }
