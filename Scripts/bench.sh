@@ -3,8 +3,10 @@
 # 1 kHz, handler at most 2 us a sample, start-up at most 0.5 ms idle and 3 ms profiling) and
 # against gperftools' CPU profiler and perf, on fixed-work workloads (Scripts/bench/, and test
 # programs of Tests/Programs told to do a fixed amount of work), and writes
-# docs/benchmark-report.md. Takes about 25 minutes on the 2-core machine (12 of them
-# the daemon's soak). Each step is a subcommand of Scripts/bench/bench.py, which runs alone too
+# docs/benchmark-report.md; in each setting users run it in (root, an ordinary user,
+# perf_event_open refused), wall 1 kHz against gperftools + 1 % and 1,000 sleepers within 2 % of a
+# core. Takes about 35 minutes on the 2-core machine (12 of them the daemon's soak, 9 the
+# settings). Each step is a subcommand of Scripts/bench/bench.py, which runs alone too
 # (python3 Scripts/bench/bench.py --help).
 #
 #   Scripts/bench.sh [--quick] [--rounds N] [--seconds S] [--output FILE]
