@@ -9,22 +9,19 @@ import CEngineHeader
 /// memory with `process_vm_readv` (which fails instead of faulting). Only those two registers
 /// are known: a frame whose caller is found through its frame pointer (code built with frame
 /// pointers) ends the walk unless a callee on the stack saved that pointer, and the sample is
-/// then counted as ended early, with the frames found so far. The thread must still be blocked at
-/// the same place, with the same CPU time, after the walk (or, for a thread whose context switches are
-/// read, not switched in since); otherwise the walk is not used.
+/// then counted as ended early, with the frames found so far. The thread must not have run
+/// between the read of its CPU time before the look and the end of the walk (or, for a thread
+/// whose context switches are read, not been switched in since); otherwise the walk is not used.
+/// Its CPU time the same after the walk is that proof: a thread's CPU clock moves with any time on
+/// a core, and a thread that did not run has the registers and stack it blocked with (a second
+/// read of where it blocks, once made too, proved nothing more and doubled the cost of a look).
 final class BlockedThreadWalker {
     /// Where a thread is blocked, as the kernel shows it (`ss_thread_blocked_position`).
-    struct Position: Equatable {
+    struct Position {
         var raw: ss_blocked_position
 
         var stackPointer: UInt { raw.stack_pointer }
         var programCounter: UInt { raw.program_counter }
-
-        static func == (left: Position, right: Position) -> Bool {
-            left.raw.syscall == right.raw.syscall && left.raw.stack_pointer == right.raw.stack_pointer
-                && left.raw.program_counter == right.raw.program_counter
-                && withUnsafeBytes(of: left.raw.arguments) { l in withUnsafeBytes(of: right.raw.arguments) { r in l.elementsEqual(r) } }
-        }
     }
 
     /// What a look at a thread found.
@@ -81,10 +78,10 @@ final class BlockedThreadWalker {
         }
     }
 
-    /// Looks at `tid`, whose CPU time is `cpu`: if it is blocked, walks its stack into `sample`
-    /// (time `now`) and checks it stayed put meanwhile: with `stayedAsleep` (its context switches
-    /// say whether it was switched in since), else by reading where it blocks and its CPU time
-    /// again. Reads through the thread's held file (`heldFile`), if given.
+    /// Looks at `tid`, whose CPU time is `cpu` (read before this look): if it is blocked, walks its
+    /// stack into `sample` (time `now`) and checks it stayed put meanwhile: with `stayedAsleep` (its
+    /// context switches say whether it was switched in since), else by reading its CPU time again.
+    /// Reads through the thread's held file (`heldFile`), if given.
     func look(at tid: Int32, cpu: Int64, now: UInt64, stayedAsleep: (() -> Bool)? = nil,
               heldFile: UnsafeMutablePointer<Int32>? = nil) -> Look {
         guard let found = Self.position(of: tid, readAgain: stayedAsleep == nil, heldFile: heldFile) else { return .running }
@@ -95,7 +92,7 @@ final class BlockedThreadWalker {
         var framePointerSteps: Int32 = 0
         let count = ss_unwind_stack(before.programCounter, before.stackPointer, 0, 0, ss_read_memory_paged, pages,
                                     frames, Int32(capacity), &outcome, &framePointerSteps)
-        let settled = if let stayedAsleep { stayedAsleep() } else { Self.position(of: tid, heldFile: heldFile) == .some(before) && ss_thread_cpu_time_ns(tid) == cpu }
+        let settled = stayedAsleep?() ?? (ss_thread_cpu_time_ns(tid) == cpu)
         guard settled, count > 0 else { return .unsettled }
         if !profilerCode.isEmpty, let frames, (0..<Int(count)).contains(where: { frame in profilerCode.contains { $0.contains(frames[frame]) } }) {
             return .unsettled
