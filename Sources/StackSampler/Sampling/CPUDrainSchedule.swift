@@ -2,7 +2,7 @@ import CEngineHeader
 import Glibc
 
 /// cpu mode: the engine's timers take the samples; the sampler thread only drains the buffer,
-/// as seldom as the buffer allows, and keeps the threads' CPU times current.
+/// as seldom as the buffer allows.
 final class CPUDrainSchedule: SamplerSchedule {
     let intervalNanoseconds: UInt64
     var missedTicks: Int { 0 }
@@ -29,12 +29,8 @@ final class CPUDrainSchedule: SamplerSchedule {
 
     func arrived(_ sample: Sample) -> Int { 0 }
 
-    /// Keeps CPU times current between scans: a thread that exits takes its last reading with it.
-    func wake(at now: UInt64, due: Int, late: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting) {
-        routing.updateThreads { aggregator in
-            for tid in threads { aggregator.observeCPU(tid, cpu: ss_thread_cpu_time_ns(tid)) }
-        }
-    }
+    /// Nothing to do besides the drain: the sampler thread keeps the threads' CPU times current.
+    func wake(at now: UInt64, due: Int, late: Int, threads: ArraySlice<Int32>, routing: inout SampleRouting) {}
 
     func threadEnded(_ tid: Int32) {}
 }

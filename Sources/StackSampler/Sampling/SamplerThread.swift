@@ -206,12 +206,13 @@ final class SamplerThread: @unchecked Sendable {
                      countedEvents: ss_engine_events_counted(), descriptorRefusals: ss_thread_descriptor_refusals(),
                      earlyOverflows: ss_engine_early_overflows(), unwalkedSignals: ss_wall_signals_unwalked(),
                      missedTicks: schedule.missedTicks, skippedTicks: schedule.lostTicks,
-                     preemptionsAtCopy: schedule.preemptionCounts.atCopy, preemptionsAtNearestSample: schedule.preemptionCounts.atNearestSample)
+                     preemptionsAtCopy: schedule.preemptionCounts.atCopy, preemptionsAtNearestSample: schedule.preemptionCounts.atNearestSample,
+                     subsampledTicks: schedule.subsampledTicks, subsampleLooksPerSecond: schedule.subsampleLooksPerSecond)
     }
 
     private static let zeroCounters = SessionCounters(
         losses: LossCounters(dropped: 0, foreignSignals: 0, countedEvents: 0, descriptorRefusals: 0, earlyOverflows: 0, unwalkedSignals: 0, missedTicks: 0,
-                             skippedTicks: [:], preemptionsAtCopy: 0, preemptionsAtNearestSample: 0),
+                             skippedTicks: [:], preemptionsAtCopy: 0, preemptionsAtNearestSample: 0, subsampledTicks: 0, subsampleLooksPerSecond: 0),
         handlerTiming: .zero, asyncStacks: Profile.AsyncStacks(), samplerCPU: 0)
 
     /// The profiler's own threads, never attached.
@@ -308,9 +309,12 @@ final class SamplerThread: @unchecked Sendable {
         // The threads that ended by themselves since the last wake first: their ticks up to their
         // end are counted by this wake, before a scan forgets them.
         let ended = takeEndedThreads()
-        // A thread's CPU time as it ended: its last reading, exact.
+        // A thread's CPU time as it ended: its last reading, exact. The threads whose end leaves
+        // no such note are read at every wake instead (every thread at every wake was 60 % of
+        // cpu mode's sampler with 1,000 threads asleep).
         routing.updateThreads { aggregator in
             for note in ended { aggregator.observeCPU(note.tid, cpu: note.cpu_ns) }
+            for tid in scan.threadsEndingWithoutNote { aggregator.observeCPU(tid, cpu: ss_thread_cpu_time_ns(tid)) }
         }
         schedule.threadsEnded(ended)
         schedule.wake(at: now, due: due, late: late, threads: attachedAtStop ?? scan.attachedThreads(), routing: &routing)

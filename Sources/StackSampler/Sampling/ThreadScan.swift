@@ -17,6 +17,12 @@ struct ThreadScan {
     /// attaches only the threads the scan before it already found unattached.
     private var unattachedAtLastScan: Set<Int32> = []
     private var lastMaskCheck: UInt64 = 0
+    /// Names read again per mask check at most, in turn, from `nameTurn` on in the threads' list:
+    /// a thread's name is read when it is first seen, and a later rename (pthread_setname_np) is
+    /// found within `threads / namesPerCheck` checks. Every thread's name at every check cost
+    /// 1,000 threads asleep 1 % of a core (a /proc file each).
+    private static let namesPerCheck = 64
+    private var nameTurn = 0
     /// Each thread at its last mask read (or check that found it sampled): the samples it had
     /// taken (a thread that took some since evidently receives the signal) and its CPU time. Its
     /// mask is read again only once it has run a sample's worth of CPU time since
@@ -52,6 +58,10 @@ struct ThreadScan {
     /// replaced another such one, so it is done only every `quietScanNanoseconds`.
     private var afterLastScan: (attached: [Int32], threadCount: Int, time: UInt64) = ([], -1, 0)
     private static let quietScanNanoseconds: UInt64 = 1_000_000_000
+
+    /// The attached threads whose end leaves no note of their last CPU time (`ss_ended_thread`):
+    /// those a scan attached (made without pthread_create) and the main thread.
+    var threadsEndingWithoutNote: Set<Int32> { attachedByScan.union([getpid()]) }
 
     /// The threads the engine samples now.
     mutating func attachedThreads() -> ArraySlice<Int32> {
@@ -116,12 +126,17 @@ struct ThreadScan {
             noteAttachedByScan(tid)
         }
         let checkMasks = now &- lastMaskCheck >= Self.maskCheckIntervalNanoseconds
+        var renamed: Set<Int32> = []
         if checkMasks { lastMaskCheck = now }
+        if checkMasks, !listed.isEmpty {
+            for step in 0..<min(Self.namesPerCheck, listed.count) { renamed.insert(listed[(nameTurn + step) % listed.count]) }
+            nameTurn = (nameTurn + Self.namesPerCheck) % listed.count
+        }
         routing.updateThreads { aggregator in
             for tid in live {
                 let cpu = ss_thread_cpu_time_ns(tid)
                 guard cpu >= 0 else { continue }
-                aggregator.observe(tid, cpu: cpu, name: checkMasks ? ThreadDirectory.name(of: tid) : nil, bornDuringSession: !initial, at: now)
+                aggregator.observe(tid, cpu: cpu, name: renamed.contains(tid) ? ThreadDirectory.name(of: tid) : nil, bornDuringSession: !initial, at: now)
                 if checkMasks || maskSuspects.contains(tid) {
                     checkMask(tid, cpu: cpu, at: now, aggregator: &aggregator)
                 } else if ss_thread_signal_blocked(tid) != 0 {
