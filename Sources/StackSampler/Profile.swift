@@ -116,6 +116,14 @@ public struct Profile: Sendable {
         /// CPU time, for want of a copy (the kernel refused them, the thread switches often, or the
         /// copy was lost or too short): near a call's end the wait may be given to the wrong call.
         public var preemptionsAtNearestSample = 0
+        /// Not a loss: wall mode's ticks of threads without a context-switch ring that no wake drew
+        /// for a look (more such threads than are looked at at every tick: the wakes look at
+        /// `subsampleLooksPerSecond` of them a second, drawn at random), counted at their own times
+        /// with the stack the thread's last look found. Unbiased; those threads' calls are known to
+        /// the gap between two looks.
+        public var subsampledTicks = 0
+        /// Looks a second at such threads, when `subsampledTicks` is not 0.
+        public var subsampleLooksPerSecond = 0
         /// Not a loss: samples whose walk crossed JIT code (code without unwind info that no module
         /// accounts for: anonymous memory, code a runtime declares in `/tmp/perf-PID.map`) by its frame
         /// pointers, every step checked (see docs/design.md, How it works). Not kept in raw recordings.

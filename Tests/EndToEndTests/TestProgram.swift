@@ -31,6 +31,9 @@ enum TestProgram: String, CaseIterable, Sendable {
     case deep
     /// Sleeping threads (EINTR counts) and a thread that blocks SIGPROF.
     case sleepers
+    /// A pool of threads asleep in turns of 30 ms in `pool_wait_long` and 10 ms in
+    /// `pool_wait_short`, each timing its sleeps: SECONDS THREADS.
+    case threadPool = "thread_pool"
     /// Blocks every signal while it works (`masked_work`), then waits 1 ms with its old mask set
     /// for the wait alone (ppoll, pselect, epoll_pwait, sigsuspend); counts the waits cut short.
     case maskedWaits = "masked_waits"
@@ -171,7 +174,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .unwindDiff: ["gcc", "-O2", "-shared", "-fPIC", "-I", PackagePaths.root + "/Sources/CEngine/include"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
         case .bursts, .lateThreads: ["gcc", "-O2", "-pthread"]
-        case .threads, .deep, .sleepers, .churn, .stall, .execer, .forkLoader, .keyHoarder, .signalRaces, .windowService, .daemonPipes,
+        case .threads, .deep, .sleepers, .threadPool, .churn, .stall, .execer, .forkLoader, .keyHoarder, .signalRaces, .windowService, .daemonPipes,
              .callService, .mainExitsFirst:
             ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,

@@ -63,6 +63,8 @@ extension Profile.Losses {
         unwalkedSignals += other.unwalkedSignals
         preemptionsAtCopy += other.preemptionsAtCopy
         preemptionsAtNearestSample += other.preemptionsAtNearestSample
+        subsampledTicks += other.subsampledTicks
+        subsampleLooksPerSecond = max(subsampleLooksPerSecond, other.subsampleLooksPerSecond)
         framePointerSamples += other.framePointerSamples
     }
 }

@@ -35,6 +35,11 @@ extension Profile {
                 + "\(losses.preemptionsAtNearestSample) at the thread's sample nearest in CPU time, for want of a copy (near a call's end such a wait may go to the call next to it; "
                 + "copies need CAP_IPC_LOCK, and CAP_PERFMON or perf_event_paranoid 1 or less, as root has; they are not kept for threads that often switch of their own accord)")
         }
+        if losses.subsampledTicks > 0 {
+            lines.append("subsampled: \(losses.subsampledTicks) ticks of threads without a context-switch ring were counted with the stack of the thread's last look: "
+                + "such threads were too many to look at each at every tick, so \(losses.subsampleLooksPerSecond) looks a second went to them, drawn at random "
+                + "(the profile stays unbiased; their calls' starts and ends are known to the gap between two looks)")
+        }
         if losses.descriptorRefusals > 0 {
             lines.append("descriptors: \(losses.descriptorRefusals) times a thread got no counter: the counters take at most a sixteenth of the file descriptor limit (ulimit -n; see engine:), or the process had reached that limit; those threads were not sampled until one was free")
         }

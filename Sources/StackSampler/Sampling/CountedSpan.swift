@@ -13,6 +13,8 @@ struct LossCounters: Sendable {
     var skippedTicks: [TickLoss: Int]
     var preemptionsAtCopy: Int
     var preemptionsAtNearestSample: Int
+    var subsampledTicks: Int
+    var subsampleLooksPerSecond: Int
 
     /// The losses of `counts` from `start` to these counters.
     func losses(of counts: StackAggregator, since start: LossCounters) -> Profile.Losses {
@@ -27,6 +29,8 @@ struct LossCounters: Sendable {
                        unwalkedSignals: Int(unwalkedSignals &- start.unwalkedSignals),
                        preemptionsAtCopy: preemptionsAtCopy - start.preemptionsAtCopy,
                        preemptionsAtNearestSample: preemptionsAtNearestSample - start.preemptionsAtNearestSample,
+                       subsampledTicks: subsampledTicks - start.subsampledTicks,
+                       subsampleLooksPerSecond: subsampledTicks > start.subsampledTicks ? subsampleLooksPerSecond : 0,
                        framePointerSamples: counts.framePointerSamples)
     }
 

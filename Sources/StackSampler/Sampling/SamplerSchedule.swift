@@ -24,6 +24,10 @@ protocol SamplerSchedule: AnyObject {
     /// Waits for a core counted at the stack copied where the thread was preempted, and those
     /// counted at the nearest sample for want of a copy (`Profile.Losses.preemptionsAtCopy`).
     var preemptionCounts: (atCopy: Int, atNearestSample: Int) { get }
+    /// Ticks of threads no wake looked at, counted with the stack their last look found
+    /// (`LookSubsample`), and the looks a second such a subsample makes (0: none is made).
+    var subsampledTicks: Int { get }
+    var subsampleLooksPerSecond: Int { get }
     /// A sample drained from the engine's buffer: returns the ticks it also stands for.
     func arrived(_ sample: Sample) -> Int
     /// Hands a sample drained from the engine's buffer to `routing` (by default taken at once,
@@ -63,6 +67,8 @@ extension SamplerSchedule {
     var ticksPerLook: Int { ticksPerWake }
     func lookAtSleeps(at tick: UInt64) {}
     var watchesNewThreads: Bool { false }
+    var subsampledTicks: Int { 0 }
+    var subsampleLooksPerSecond: Int { 0 }
     func threadsEnded(_ notes: [ss_ended_thread]) {}
     func threadEnding(_ tid: Int32, routing: inout SampleRouting) {}
     func finishing(routing: inout SampleRouting) {}

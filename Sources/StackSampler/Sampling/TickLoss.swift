@@ -16,4 +16,6 @@ enum TickLoss: String, Sendable {
     case movedWhileWalked = "moved while walked"
     /// More ticks waiting for a sample than are kept.
     case tooManyWaiting = "too many waiting"
+    /// A thread without a ring that ended before the look its last ticks were left for (`LookSubsample`).
+    case endedBeforeLook = "ended before its next look"
 }

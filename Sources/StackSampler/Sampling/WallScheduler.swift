@@ -70,12 +70,30 @@ final class WallScheduler: SamplerSchedule {
     private static let longSleepNanoseconds: UInt64 = 100_000_000
     private var threads: [Int32: WallThread] = [:]
     private var ringsOpen = 0
+    /// Whether the kernel (or a sandbox) refuses rings to this process: none is asked for again
+    /// (each thread without one would ask again at every wake that lends rings).
+    private var ringsRefused = false
     private var switches = [ss_switch](repeating: ss_switch(), count: 256)
     /// Walks the stacks of threads blocked in a system call, without a signal.
     private let blockedWalker: BlockedThreadWalker
     /// The stacks where threads were preempted, for the ticks they wait for a core.
     private let preemptions: PreemptionSnapshots
     var preemptionCounts: (atCopy: Int, atNearestSample: Int) { (preemptions.exact, preemptions.withoutCopy) }
+    /// Which threads without a ring each wake looks at (`LookSubsample`), and the last draw.
+    private var subsample: LookSubsample
+    /// When the last wake that counted ticks came (its last tick), if one did.
+    private var lastWake: UInt64?
+    /// Ticks of threads without a ring that no wake drew, counted with the stack of their thread's
+    /// last look (before its first, of that look).
+    private(set) var subsampledTicks = 0
+    /// Looks a second at threads without a ring when they are too many to look at each at every tick.
+    var subsampleLooksPerSecond: Int { Int(LookSubsample.looksPerSecond) }
+    /// The attached threads at the last wake, split by whether they have a ring: the same threads
+    /// at the next wake (the common case) are not looked up again (a dictionary lookup per thread
+    /// and tick was a tenth of the sampler's CPU with 1,000 threads asleep).
+    private var split: (attached: [Int32], withRing: [WallThread], withoutRing: [WallThread]) = ([], [], [])
+    /// Whether a ring was opened, closed or lent, or a thread forgotten, since `split` was made.
+    private var splitStale = true
 
     init(periodNanoseconds: UInt64, maxDepth: Int, bufferSlots: Int) {
         intervalNanoseconds = periodNanoseconds
@@ -86,6 +104,7 @@ final class WallScheduler: SamplerSchedule {
         // A wake counts at most a quarter of the engine's buffer at the pace of the counters'
         // samples on every core.
         policy = WallWakePolicy(intervalNanoseconds: periodNanoseconds, maximumTicksForBuffer: bufferSlots / (4 * cores * samplesPerTickAndCore))
+        subsample = LookSubsample(intervalNanoseconds: periodNanoseconds, seed: ss_now_ns() ^ UInt64(getpid()))
     }
 
     /// A sample of a running thread, kept until its thread's ticks are taken in at the next
@@ -95,6 +114,9 @@ final class WallScheduler: SamplerSchedule {
         guard let cpu = sample.cpuNanoseconds else { return routing.take(sample) }
         let thread = state(of: sample.tid, watched: false)
         thread.signalled = true
+        // A subsampled thread's samples wait for its next look, which may be seconds away: only
+        // the newest ones can be nearest to its ticks then.
+        if thread.samples.count >= Self.maximumPending { _ = thread.samples.removeFirst() }
         thread.samples.append(WallThread.Known(sample: sample, cpu: cpu, reach: sampleReach))
     }
 
@@ -105,6 +127,7 @@ final class WallScheduler: SamplerSchedule {
     /// them (no later sample can come), else counted lost.
     func threadEnding(_ tid: Int32, routing: inout SampleRouting) {
         guard let thread = threads[tid] else { return }
+        oweSkipped(thread, loseFor: .endedBeforeLook)
         payOwed(thread, routing: &routing)
         takeSamples(of: thread, upTo: .max, routing: &routing)
         for tick in thread.pending {
@@ -119,7 +142,10 @@ final class WallScheduler: SamplerSchedule {
 
     /// Every sleeping thread's owed ticks are counted: the counts are about to be read.
     func settle(routing: inout SampleRouting) {
-        for thread in threads.values { payOwed(thread, routing: &routing) }
+        for thread in threads.values {
+            oweSkipped(thread, loseFor: nil)
+            payOwed(thread, routing: &routing)
+        }
     }
 
     /// `due` more ticks of `thread` with its counted stack, owed; counted once they stand for
@@ -166,6 +192,7 @@ final class WallScheduler: SamplerSchedule {
 
     func threadEnded(_ tid: Int32) {
         guard let thread = threads.removeValue(forKey: tid) else { return }
+        splitStale = true
         lose(thread.pending.reduce(0) { $0 + $1.ticks }, .noSampleNear)
         if let ring = thread.ring {
             ss_switch_ring_close(ring)
@@ -196,8 +223,86 @@ final class WallScheduler: SamplerSchedule {
             threadEnding(note.tid, routing: &routing)
             threadEnded(note.tid)
         }
-        for tid in attached {
-            countTicks(of: state(of: tid, watched: true), at: now, due: due, late: late, end: nil, doubt: &doubt, routing: &routing)
+        if splitStale || !attached.elementsEqual(split.attached) {
+            split = ([], [], [])
+            for tid in attached {
+                let thread = state(of: tid, watched: true)
+                split.attached.append(tid)
+                if thread.ring != nil {
+                    split.withRing.append(thread)
+                } else {
+                    // Its ticks from this wake's first on are for its looks (those after its attach).
+                    if thread.lookedThrough == nil { thread.lookedThrough = firstLookedThrough(tid, at: now, due: due) }
+                    split.withoutRing.append(thread)
+                }
+            }
+            splitStale = false
+        }
+        let (withRing, withoutRing) = (split.withRing, split.withoutRing)
+        for thread in withRing {
+            countTicks(of: thread, at: now, due: due, late: late, end: nil, doubt: &doubt, routing: &routing)
+        }
+        // Those without a ring, a look each at every tick (so a wake each tick); a random
+        // subsample of them when they are too many, whose wakes may then count several ticks.
+        if let chosen = subsample.draw(among: withoutRing.count, ticks: due) {
+            for index in chosen { countLooked(withoutRing[index], at: now, due: 1, late: 0, doubt: &doubt, routing: &routing) }
+        } else {
+            if !withoutRing.isEmpty { doubt.unknownPlace = true }
+            for thread in withoutRing { countLooked(thread, at: now, due: due, late: late, doubt: &doubt, routing: &routing) }
+        }
+        lastWake = now
+    }
+
+    /// A thread without a ring drawn for a look at this wake: its ticks since its last look up to
+    /// the `due` last (all the others when the threads are subsampled, none else) are owed with
+    /// the stack that look found (before its first look, or while that look's ticks wait for a
+    /// sample, they are counted with what this look finds), and the `due` last with this look.
+    private func countLooked(_ thread: WallThread, at now: UInt64, due: Int, late: Int, doubt: inout WakeDoubt, routing: inout SampleRouting) {
+        let skipped = skippedTicks(of: thread, upTo: now) - due
+        thread.lookedThrough = now
+        guard skipped > 0 else {
+            return countTicks(of: thread, at: now, due: due, late: late, end: nil, doubt: &doubt, routing: &routing)
+        }
+        subsampledTicks += skipped
+        if thread.known != nil, thread.pending.isEmpty {
+            thread.owe(skipped, at: now &- UInt64(due) &* intervalNanoseconds)
+            countTicks(of: thread, at: now, due: due, late: late, end: nil, doubt: &doubt, routing: &routing)
+        } else {
+            countTicks(of: thread, at: now, due: due + skipped, late: late + skipped, end: nil, doubt: &doubt, routing: &routing)
+        }
+    }
+
+    /// Where a thread first seen without a ring at the wake at `now` has its ticks counted from:
+    /// after the last wake's, and not before its attach (a thread made during a batch of `due`
+    /// ticks was not there at its first ones).
+    private func firstLookedThrough(_ tid: Int32, at now: UInt64, due: Int) -> UInt64 {
+        let batchStart = lastWake ?? now &- UInt64(due) &* intervalNanoseconds
+        let attached = ss_thread_attached_at(tid)
+        guard attached > batchStart, attached <= now else { return batchStart }
+        // The last tick of the batch before the attach: the ticks after it are the thread's.
+        return now &- ((now - attached) / intervalNanoseconds + 1) &* intervalNanoseconds
+    }
+
+    /// The ticks of a thread without a ring from its last look to `time` (a tick's time).
+    private func skippedTicks(of thread: WallThread, upTo time: UInt64) -> Int {
+        guard let through = thread.lookedThrough, time > through else { return 0 }
+        return Int((time - through + intervalNanoseconds / 2) / intervalNanoseconds)
+    }
+
+    /// A thread without a ring not looked at since the last wake that counted: its ticks since
+    /// its last look are owed with the stack that look found, or, with none known, counted lost
+    /// for `reason` if one is given (else left for its next look).
+    private func oweSkipped(_ thread: WallThread, loseFor reason: TickLoss?) {
+        guard thread.ring == nil, let lastWake else { return }
+        let skipped = skippedTicks(of: thread, upTo: lastWake)
+        guard skipped > 0 else { return }
+        if thread.known != nil, thread.pending.isEmpty {
+            thread.lookedThrough = lastWake
+            subsampledTicks += skipped
+            thread.owe(skipped, at: lastWake)
+        } else if let reason {
+            thread.lookedThrough = lastWake
+            lose(skipped, reason)
         }
     }
 
@@ -455,7 +560,7 @@ final class WallScheduler: SamplerSchedule {
     /// ring: unmoved, its known stack; it gets a ring back if the runner's cannot be opened).
     /// One search per wake.
     private func lendRing(to runner: WallThread, at now: UInt64, routing: inout SampleRouting) {
-        guard !ringSoughtThisWake else { return }
+        guard !ringSoughtThisWake, !ringsRefused else { return }
         ringSoughtThisWake = true
         var lender: WallThread?
         if ringsOpen >= maximumRings {
@@ -472,6 +577,7 @@ final class WallScheduler: SamplerSchedule {
             sleeper.ring = nil
             sleeper.place = .unknown
         }
+        splitStale = true
         runner.ringTried = false
         _ = state(of: runner.tid, watched: true)
         if runner.ring == nil, let sleeper = lender { sleeper.ringTried = false }
@@ -487,8 +593,10 @@ final class WallScheduler: SamplerSchedule {
         guard watched, !thread.ringTried else { return thread }
         thread.ringTried = true
         var error: Int32 = 0
-        if ringsOpen < maximumRings, let ring = ss_switch_ring_open(tid, &error) {
+        splitStale = true
+        if !ringsRefused, ringsOpen < maximumRings, let ring = ss_switch_ring_open(tid, &error) {
             thread.ring = ring
+            thread.lookedThrough = nil
             thread.watchedSince = ss_now_ns()
             thread.attachedSince = ss_thread_attached_at(tid)
             ringsOpen += 1
@@ -505,6 +613,10 @@ final class WallScheduler: SamplerSchedule {
                 case .some(.none): break
                 }
             }
+        } else if ringsOpen == 0, [EACCES, EPERM, ENOSYS, ENODEV, EINVAL, EOPNOTSUPP].contains(-error) {
+            // Refused with none open: the process may not have any (with some open, a refusal
+            // is the locked-memory budget, which a ring given back frees).
+            ringsRefused = true
         }
         return thread
     }
@@ -751,6 +863,10 @@ final class WallThread {
     /// Ticks asleep with `known`'s stack not counted yet, the last at `owedAt`.
     private(set) var owedTicks = 0
     private(set) var owedAt: UInt64 = 0
+    /// Without a ring: the time of the last tick its looks took in (or the wake before it was
+    /// first seen without one); the ticks after it that no wake drew it for (`LookSubsample`) are
+    /// counted at its next look (`WallScheduler.countLooked`). Nil with a ring.
+    var lookedThrough: UInt64?
     /// When its ring was opened (never: `.max`).
     var watchedSince = UInt64.max
     /// When its attach began (`ss_thread_attached_at`; 0 if not known).
