@@ -51,6 +51,7 @@ static void load(void) {
         ss_report(path, " is not this version's profiler", "; not profiling");
         return;
     }
+    ss_own_code_note_module((const void *)part.preload_main);
     loaded = &part;
 }
 

@@ -19,6 +19,11 @@ extern "C" {
 void ss_module_cache_own_load_begin(void);
 void ss_module_cache_own_load_end(void);
 
+/** The module holding `code` (the preload library's Swift part, once loaded) holds only the
+ *  profiler's code: a program thread's stack through it is the profiler's work, left out of its
+ *  samples as the engine's own code is (own_code.c). */
+void ss_own_code_note_module(const void *code);
+
 /** ss_unwind_stack from the context a signal interrupted (`interrupted`, a ucontext_t), with every
  *  register the handler's walk starts from (rbx too: the CFA of the loader's lazy-binding resolver). */
 int ss_unwind_context(const void *interrupted, ss_memory_reader read, void *context, uintptr_t *frames, int capacity,
