@@ -314,7 +314,8 @@ final class SamplerThread: @unchecked Sendable {
         // cpu mode's sampler with 1,000 threads asleep).
         routing.updateThreads { aggregator in
             for note in ended { aggregator.observeCPU(note.tid, cpu: note.cpu_ns) }
-            for tid in scan.threadsEndingWithoutNote { aggregator.observeCPU(tid, cpu: ss_thread_cpu_time_ns(tid)) }
+            aggregator.observeCPU(getpid(), cpu: ss_thread_cpu_time_ns(getpid()))
+            for tid in scan.threadsAttachedByScan { aggregator.observeCPU(tid, cpu: ss_thread_cpu_time_ns(tid)) }
         }
         schedule.threadsEnded(ended)
         schedule.wake(at: now, due: due, late: late, threads: attachedAtStop ?? scan.attachedThreads(), routing: &routing)

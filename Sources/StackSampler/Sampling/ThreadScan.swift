@@ -59,9 +59,9 @@ struct ThreadScan {
     private var afterLastScan: (attached: [Int32], threadCount: Int, time: UInt64) = ([], -1, 0)
     private static let quietScanNanoseconds: UInt64 = 1_000_000_000
 
-    /// The attached threads whose end leaves no note of their last CPU time (`ss_ended_thread`):
-    /// those a scan attached (made without pthread_create) and the main thread.
-    var threadsEndingWithoutNote: Set<Int32> { attachedByScan.union([getpid()]) }
+    /// The threads a scan attached (made without pthread_create): with the main thread, those whose
+    /// end leaves no note of their last CPU time (`ss_ended_thread`).
+    var threadsAttachedByScan: Set<Int32> { attachedByScan }
 
     /// The threads the engine samples now.
     mutating func attachedThreads() -> ArraySlice<Int32> {

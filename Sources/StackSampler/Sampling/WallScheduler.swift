@@ -263,13 +263,22 @@ final class WallScheduler: SamplerSchedule {
         guard skipped > 0 else {
             return countTicks(of: thread, at: now, due: due, late: late, end: nil, doubt: &doubt, routing: &routing)
         }
-        subsampledTicks += skipped
-        if thread.known != nil, thread.pending.isEmpty {
-            thread.owe(skipped, at: now &- UInt64(due) &* intervalNanoseconds)
+        if oweWithLastLook(thread, skipped, at: now &- UInt64(due) &* intervalNanoseconds) {
             countTicks(of: thread, at: now, due: due, late: late, end: nil, doubt: &doubt, routing: &routing)
         } else {
+            subsampledTicks += skipped
             countTicks(of: thread, at: now, due: due + skipped, late: late + skipped, end: nil, doubt: &doubt, routing: &routing)
         }
+    }
+
+    /// Owes `skipped` ticks of a subsampled thread, the last at `time`, with the stack its last
+    /// look found; false when it has none to owe them with (no look yet, or that look's ticks
+    /// still wait for a sample).
+    private func oweWithLastLook(_ thread: WallThread, _ skipped: Int, at time: UInt64) -> Bool {
+        guard thread.known != nil, thread.pending.isEmpty else { return false }
+        subsampledTicks += skipped
+        thread.owe(skipped, at: time)
+        return true
     }
 
     /// Where a thread first seen without a ring at the wake at `now` has its ticks counted from:
@@ -296,10 +305,8 @@ final class WallScheduler: SamplerSchedule {
         guard thread.ring == nil, let lastWake else { return }
         let skipped = skippedTicks(of: thread, upTo: lastWake)
         guard skipped > 0 else { return }
-        if thread.known != nil, thread.pending.isEmpty {
+        if oweWithLastLook(thread, skipped, at: lastWake) {
             thread.lookedThrough = lastWake
-            subsampledTicks += skipped
-            thread.owe(skipped, at: lastWake)
         } else if let reason {
             thread.lookedThrough = lastWake
             lose(skipped, reason)
