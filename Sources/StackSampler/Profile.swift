@@ -58,6 +58,9 @@ public struct Profile: Sendable {
         public var blocksSignal = false
         /// Samples actually taken: what the effective rate is made of.
         public var takenSamples = 0
+        /// The sum over the samples taken of the square of the periods each stands for: with
+        /// `samples`, their sum, how precise the thread's shares are (`effectiveSamples`).
+        public var takenWeightSquares = 0
         /// The process the thread belongs to: its pid and name (a merged process tree has several).
         public var processID: Int32 = 0
         public var processName = ""
@@ -236,6 +239,15 @@ public struct Profile: Sendable {
         guard let configuration else { return 0 }
         let basis = configuration.mode == .cpu ? thread.cpuNanoseconds : thread.observedNanoseconds
         return basis > 0 ? Double(thread.takenSamples) / (Double(basis) / 1e9) : 0
+    }
+
+    /// How many samples of one period each would make shares as precise as the samples of
+    /// `threads` do, each weighed by the periods it stands for (Kish's effective sample size:
+    /// the sum of the weights squared over the sum of their squares). A few heavy samples make a
+    /// share as noisy as a few samples do; equal weights give the samples taken.
+    public static func effectiveSamples(of threads: [Thread]) -> Double {
+        let weights = threads.reduce(0) { $0 + $1.samples }, squares = threads.reduce(0) { $0 + $1.takenWeightSquares }
+        return squares > 0 ? Double(weights) * Double(weights) / Double(squares) : 0
     }
 
     /// The name of an address ("module+0xOFFSET" when no symbol covers it).

@@ -70,7 +70,8 @@ enum ProfileBuilder {
                 Profile.Thread(id: record.tid, name: record.name, samples: record.samples,
                                cpuNanoseconds: record.cpuNanoseconds,
                                observedNanoseconds: record.lastSeen &- max(record.firstSeen, span.startNanoseconds),
-                               blocksSignal: record.blocksSignal, takenSamples: record.taken)
+                               blocksSignal: record.blocksSignal, takenSamples: record.taken,
+                               takenWeightSquares: record.takenWeightSquares)
             },
             losses: span.losses)
         let symbolizationStart = ss_now_ns()

@@ -3,7 +3,7 @@ import Testing
 @testable import StackSampler
 
 /// A sample as the engine writes it: `frames` leaf first, `flags` SS_SAMPLE_*.
-private func engineSample(tid: Int32, frames: [UInt], flags: UInt32, at time: UInt64) -> Sample {
+private func engineSample(tid: Int32, frames: [UInt], flags: UInt32, at time: UInt64, periods: UInt32 = 1) -> Sample {
     let size = MemoryLayout<ss_sample>.stride + frames.count * MemoryLayout<UInt>.stride
     let raw = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: MemoryLayout<ss_sample>.alignment)
     defer { raw.deallocate() }
@@ -13,7 +13,7 @@ private func engineSample(tid: Int32, frames: [UInt], flags: UInt32, at time: UI
     sample.pointee.tid = tid
     sample.pointee.depth = UInt16(frames.count)
     sample.pointee.flags = UInt16(flags)
-    sample.pointee.periods = 1
+    sample.pointee.periods = periods
     sample.pointee.async_frames = 0
     let slots = UnsafeMutablePointer(mutating: ss_sample_frames(sample))!
     for (index, frame) in frames.enumerated() { slots[index] = frame }
@@ -41,5 +41,24 @@ private func engineSample(tid: Int32, frames: [UInt], flags: UInt32, at time: UI
         #expect(aggregator.unwindFaults == 6)
         let counted: Int = aggregator.counts.values.reduce(0, +)
         #expect(counted == 20)
+    }
+
+    @Test("samples that stand for several periods make shares as precise as fewer samples of one period: 100 of one period beside one of 96 are as precise as 4 of one period")
+    func heavySamplesLowerTheEffectiveSamples() {
+        var aggregator = StackAggregator()
+        for time in 1...96 { aggregator.record(engineSample(tid: 1, frames: [0x30], flags: 0, at: UInt64(time))) }
+        aggregator.record(engineSample(tid: 1, frames: [0x40], flags: 0, at: 200, periods: 96))
+        aggregator.repeatLast(1, at: 300, times: 4)
+        let record = aggregator.threads[0]
+        #expect(record.samples == 196 && record.taken == 101 && record.takenWeightSquares == 96 + 96 * 96 + 4)
+        let thread = Profile.Thread(id: 1, name: "t", samples: record.samples, cpuNanoseconds: 0, observedNanoseconds: 0,
+                                    takenSamples: record.taken, takenWeightSquares: record.takenWeightSquares)
+        // 196² / 9316: a share of these samples is about as noisy as one of 4 samples.
+        #expect(abs(Profile.effectiveSamples(of: [thread]) - 196.0 * 196.0 / 9316.0) < 1e-9)
+        var even = thread
+        even.samples = 101
+        even.takenWeightSquares = 101
+        #expect(Profile.effectiveSamples(of: [thread, even]) == Double(297 * 297) / Double(9316 + 101))
+        #expect(Profile.effectiveSamples(of: [even]) == 101)
     }
 }

@@ -72,7 +72,8 @@ extension Profile {
         let taken = sampled.reduce(0) { $0 + $1.takenSamples }, weighed = sampled.reduce(0) { $0 + $1.samples }
         guard taken > 0, Double(weighed) > 1.05 * Double(taken) else { return "" }
         return "; delivered at most once per scheduler tick, each sample counts for the periods of CPU it covers, "
-            + "\(formatted(Double(weighed) / Double(taken), 1)) on average, so no CPU time is left out"
+            + "\(formatted(Double(weighed) / Double(taken), 1)) on average, so no CPU time is left out; "
+            + "weighed so, shares are as precise as with \(Int(Profile.effectiveSamples(of: sampled).rounded())) samples of one period each"
     }
 
     /// cpu mode: what the samples stand for, and (counters of user space only) the share of the

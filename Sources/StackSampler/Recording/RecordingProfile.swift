@@ -44,7 +44,7 @@ extension ProfileBuilder {
             return Profile.Thread(id: thread.tid, name: thread.name, samples: samples,
                                   cpuNanoseconds: thread.cpuNanoseconds,
                                   observedNanoseconds: thread.lastSeenNanoseconds &- max(thread.firstSeenNanoseconds, start),
-                                  takenSamples: samples)
+                                  takenSamples: samples, takenWeightSquares: samples)
         }
         let lastSample = recording.samples.last?.timeNanoseconds ?? start
         var configuration = ProfilerConfiguration(mode: recording.header.mode, maxDepth: max(1, recording.header.maxDepth))

@@ -51,6 +51,7 @@ struct StackAggregator: Sendable {
         lastStack[index] = key
         threads[index].samples += periods
         threads[index].taken += 1
+        threads[index].takenWeightSquares += periods * periods
         threads[index].lastSeen = max(threads[index].lastSeen, sample.timeNanoseconds)
         return key
     }
@@ -92,6 +93,7 @@ struct StackAggregator: Sendable {
         countCut(key.cut, times)
         threads[index].samples += times
         threads[index].taken += times
+        threads[index].takenWeightSquares += times
         threads[index].lastSeen = time
         return key
     }
@@ -126,6 +128,7 @@ struct StackAggregator: Sendable {
             var record = threads[index]
             record.samples = 0
             record.taken = 0
+            record.takenWeightSquares = 0
             record.firstCPU = record.lastCPU
             record.firstSeen = time
             record.lastSeen = time

@@ -9,6 +9,8 @@ struct ThreadRecord: Sendable, Equatable {
     var samples = 0
     /// Samples actually taken (a cpu-mode sample that stands for several periods counts once).
     var taken = 0
+    /// The sum over the samples taken of the square of the periods each stands for.
+    var takenWeightSquares = 0
     /// CPU time of the thread when first seen and when last seen, in ns.
     var firstCPU: Int64 = -1
     var lastCPU: Int64 = -1
