@@ -91,15 +91,17 @@ extension EndToEnd {
         /// A thread started in the middle of such a batch wakes it (its ring opened at once, not at
         /// the batch's end: its first ticks were lost), and a thread that ends in the middle of one
         /// is counted up to its end (its last ticks were lost without a word: 801 of 1,000 at 1 ms
-        /// before, and 952 of 1,000 with 10 ms batches).
+        /// before, and 952 of 1,000 with 10 ms batches). In every setting: where the threads' samples
+        /// come from CPU-time timers, each counted once per period it covered (1,735 samples for
+        /// 1,000 ticks) until a timer sample counted for one tick.
         @Test("wall mode, threads started and ended while the sampler counts long batches: every tick of their lives counted",
-              arguments: [1, 10])
-        func lateThreadsCountedWhole(periodMilliseconds: Int) throws {
+              arguments: [1, 10], RunSetting.allCases)
+        func lateThreadsCountedWhole(periodMilliseconds: Int, setting: RunSetting) throws {
             let directory = try ScratchDirectory.make("late-threads-\(periodMilliseconds)")
             let run = try ProfiledRun.preload(
                 .lateThreads, ["5"],
                 settings: ["STACKSAMPLER_MODE": "wall", "STACKSAMPLER_PERIOD": "\(periodMilliseconds)ms", "STACKSAMPLER_SUMMARY": "-"],
-                in: directory)
+                setting: setting, in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
             let spun = try #require(ProgramOutput.number("late_spin_ms", in: run.process.stdout), "\(run.process)")
             let ticks = spun / Double(periodMilliseconds)

@@ -117,6 +117,12 @@ final class WallScheduler: SamplerSchedule {
         // A subsampled thread's samples wait for its next look, which may be seconds away: only
         // the newest ones can be nearest to its ticks then.
         if thread.samples.count >= Self.maximumPending { _ = thread.samples.removeFirst() }
+        // It counts for the ticks it is taken for, one each: a timer's overrun (the periods of CPU
+        // it covers, three at 1 ms with a 4 ms scheduler tick) is no tick of its own. Counted as
+        // periods, the first tick that took each timer sample counted four: a thread that ran
+        // 1,000 ticks had 1,735 samples.
+        var sample = sample
+        sample.periods = 1
         thread.samples.append(WallThread.Known(sample: sample, cpu: cpu, reach: sampleReach))
     }
 
