@@ -111,18 +111,18 @@ final class WallScheduler: SamplerSchedule {
     /// wake, in the order of their CPU times (the sampler may wake late: ticks due before the
     /// sample come first); it is counted only with ticks.
     func route(_ sample: Sample, into routing: inout SampleRouting) {
+        // A sample counts for the ticks it is taken for, one each: a timer's overrun (the periods
+        // of CPU it covers, three at 1 ms with a 4 ms scheduler tick) is no tick of its own.
+        // Counted as periods, the first tick that took each timer sample counted four: a thread
+        // that ran 1,000 ticks had 1,735 samples.
+        var sample = sample
+        sample.periods = 1
         guard let cpu = sample.cpuNanoseconds else { return routing.take(sample) }
         let thread = state(of: sample.tid, watched: false)
         thread.signalled = true
         // A subsampled thread's samples wait for its next look, which may be seconds away: only
         // the newest ones can be nearest to its ticks then.
         if thread.samples.count >= Self.maximumPending { _ = thread.samples.removeFirst() }
-        // It counts for the ticks it is taken for, one each: a timer's overrun (the periods of CPU
-        // it covers, three at 1 ms with a 4 ms scheduler tick) is no tick of its own. Counted as
-        // periods, the first tick that took each timer sample counted four: a thread that ran
-        // 1,000 ticks had 1,735 samples.
-        var sample = sample
-        sample.periods = 1
         thread.samples.append(WallThread.Known(sample: sample, cpu: cpu, reach: sampleReach))
     }
 
