@@ -17,6 +17,8 @@ struct TopCallsTable: Decodable {
     var functions: [Function]
     /// Calls that ended past the cap, not in the figures.
     var calls_dropped: Int
+    /// Calls cut by lost ticks (start or end not known), not in the figures.
+    var calls_cut: Int
     /// The sampling period, in ns.
     var period_ns: UInt64
 
@@ -36,6 +38,7 @@ struct TopCallsTable: Decodable {
                 + column(milliseconds(function.p99_ns), 11) + column(milliseconds(function.max_ns), 11) + "  " + function.name))
         }
         if calls_dropped > 0 { lines.append("(\(calls_dropped) calls ended past the cap and are not in these figures)") }
+        if calls_cut > 0 { lines.append("(\(calls_cut) calls cut by ticks the sampler lost, start or end not known, are not in these figures)") }
         return lines.joined(separator: "\n") + "\n"
     }
 }

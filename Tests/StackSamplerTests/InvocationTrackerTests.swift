@@ -107,6 +107,33 @@ import Testing
         #expect(calls[1].startNanoseconds - calls[0].startNanoseconds == 5 * Self.period)
     }
 
+    /// Wall mode: what was open before lost ticks is not said to go on after them.
+    @Test("lost ticks end the thread's open calls at their last sample, cut, and the next sample's calls start cut; another thread's calls go on whole")
+    func lostTicksCutTheThreadsCalls() throws {
+        var tracker = Self.tracker()
+        Self.feed(&tracker, [[0x1010, 0x2005], [0x1010, 0x2005]], thread: 0)
+        Self.feed(&tracker, [[0x1010, 0x3005], [0x1010, 0x3005]], thread: 1)
+        tracker.ticksLost(thread: 0)
+        #expect(tracker.records.count == 2 && tracker.records.allSatisfy { $0.thread == 0 && $0.isCut && $0.durationNanoseconds == 2 * Self.period })
+        // The same stack after the lost ticks: new calls, not the old ones going on.
+        Self.feed(&tracker, [[0x1010, 0x2005], [0x1010, 0x2005], [0x1010, 0x3005]], thread: 0, from: 6)
+        Self.feed(&tracker, [[0x1010, 0x3005]], thread: 1, from: 6)
+        // A second loss before the thread's next sample changes nothing more.
+        tracker.ticksLost(thread: 0)
+        tracker.ticksLost(thread: 0)
+        Self.feed(&tracker, [[0x1010, 0x2005]], thread: 0, from: 20)
+        tracker.finish()
+        let a = Self.records(tracker, "a").filter { $0.thread == 0 }
+        #expect(a.map(\.samples) == [2, 2, 1] && a.allSatisfy(\.isCut), "\(a)")
+        #expect(a[1].startNanoseconds == 6 * Self.period - Self.period / 2)
+        // Opened after a whole sample, not after lost ticks, but ended by them: cut too.
+        let b0 = try #require(Self.records(tracker, "b").filter { $0.thread == 0 }.only)
+        #expect(b0.isCut && b0.samples == 1)
+        let b1 = try #require(Self.records(tracker, "b").filter { $0.thread == 1 }.only)
+        #expect(!b1.isCut && b1.samples == 3)
+        #expect(tracker.counts.cut == tracker.records.filter(\.isCut).count && tracker.counts.cut == 7)
+    }
+
     /// Thread end closes a thread's invocations at their last sample; other threads carry on.
     @Test("a thread's end closes its calls at their last sample; another thread's call goes on")
     func threadExitClosesOnlyThatThread() throws {

@@ -29,6 +29,31 @@ import Testing
         #expect(tracker.takeWindow().closed.isEmpty, "nothing is reported twice")
     }
 
+    @Test("a calls table counts cut calls apart: count, percentiles, maximum and slowest are the whole calls'; JSON and text say how many were cut")
+    func cutCallsAreCountedApart() throws {
+        var profile = InvocationTimelineTests.profile()
+        func call(_ id: UInt64, milliseconds: UInt64, cut: Bool) -> Profile.Invocation {
+            Profile.Invocation(id: id, parentID: nil, traceID: id, thread: 0, name: "handle", depth: 0, startNanoseconds: 1_000_000 + id * 1_000_000_000,
+                               durationNanoseconds: milliseconds * 1_000_000, samples: 3, isCut: cut)
+        }
+        profile.invocations = [call(1, milliseconds: 10, cut: false), call(2, milliseconds: 30, cut: false), call(3, milliseconds: 500, cut: true),
+                               call(4, milliseconds: 20, cut: false), call(5, milliseconds: 7, cut: true)]
+        profile.invocationCounts = Profile.InvocationCounts()
+        profile.invocationCounts.kept = 5
+        profile.invocationCounts.cut = 2
+        let table = CallTable(profile)
+        let handle = try #require(table.functions.only)
+        #expect((handle.count, handle.cut) == (3, 2))
+        #expect((handle.p50Nanoseconds, handle.maxNanoseconds) == (20_000_000, 30_000_000))
+        #expect(handle.slowest.map(\.durationNanoseconds) == [30_000_000, 20_000_000, 10_000_000])
+        #expect(table.json.contains("\"calls_cut\":2") && table.json.contains("\"cut\":2"), "\(table.json)")
+        #expect(table.text().contains("3 calls of 1 functions") && table.text().contains("2 more were cut by ticks the sampler lost"), "\(table.text())")
+        // A function whose every call was cut: counted, with no figures.
+        profile.invocations = [call(6, milliseconds: 40, cut: true)]
+        let onlyCut = try #require(CallTable(profile).functions.only)
+        #expect((onlyCut.count, onlyCut.cut, onlyCut.maxNanoseconds, onlyCut.slowest.count) == (0, 1, 0, 0))
+    }
+
     @Test("the cap holds per window: the calls past it are counted as dropped, and the next window starts afresh")
     func capPerWindow() {
         var tracker = InvocationTrackerTests.tracker(InvocationConfiguration(capacity: 1, minimumSamples: 1))

@@ -11,6 +11,7 @@ extension CallTable {
         json.field("calls_kept", counts.kept)
         json.field("calls_filtered", counts.filtered)
         json.field("calls_dropped", counts.dropped)
+        json.field("calls_cut", counts.cut)
         json.field("stalls", counts.stalls)
         json.key("functions")
         json.beginArray()
@@ -18,6 +19,7 @@ extension CallTable {
             json.beginObject()
             json.field("name", function.name)
             json.field("count", function.count)
+            json.field("cut", function.cut)
             json.field("p50_ns", function.p50Nanoseconds)
             json.field("p90_ns", function.p90Nanoseconds)
             json.field("p99_ns", function.p99Nanoseconds)
@@ -47,7 +49,8 @@ extension CallTable {
     /// their path, and the calls running at the end.
     package func text(limit: Int = 20, slowestShown: Int = 3) -> String {
         let seconds = decimalText(Double(durationNanoseconds) / 1e9, decimals: 1)
-        let droppedNote = counts.dropped > 0 ? "; \(counts.dropped) more ended past the cap and are not in these figures" : ""
+        let droppedNote = (counts.dropped > 0 ? "; \(counts.dropped) more ended past the cap and are not in these figures" : "")
+            + (counts.cut > 0 ? "; \(counts.cut) more were cut by ticks the sampler lost (start or end not known) and are only counted" : "")
         var lines = ["calls that ended in \(seconds) s from \(utcDateText(nanosecondsSinceEpoch: startUnixNanoseconds)): "
                      + "\(functions.reduce(0) { $0 + $1.count }) calls of \(functions.count) functions\(droppedNote) "
                      + "(durations from samples every \(Self.duration(periodNanoseconds)))"]

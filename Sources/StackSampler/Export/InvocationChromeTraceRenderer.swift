@@ -1,6 +1,7 @@
 /// Invocations as Chrome Trace Event JSON: `ph:"M"` records naming the process and each
 /// thread, then one complete event (`ph:"X"`) per invocation with `ts`/`dur` in microseconds
-/// from the start of the profile, nested in time on each thread (see `InvocationTimeline`).
+/// from the start of the profile, nested in time on each thread (see `InvocationTimeline`);
+/// a cut call (start or end among lost ticks) has `cut: true` in its args.
 /// `otherData` carries the counts, dropped invocations included.
 enum InvocationChromeTraceRenderer: InvocationRenderer {
     static func render(_ profile: Profile) -> [UInt8] {
@@ -34,6 +35,7 @@ enum InvocationChromeTraceRenderer: InvocationRenderer {
                 json.field("id", invocation.id)
                 if let parent = invocation.parentID { json.field("parent", parent) }
                 json.field("trace", invocation.traceID)
+                if invocation.isCut { json.field("cut", true) }
                 json.endObject()
                 json.endObject()
             }

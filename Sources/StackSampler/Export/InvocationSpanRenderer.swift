@@ -1,6 +1,6 @@
 /// Invocations as spans in the shape application monitors use (Jaeger/OpenTracing style):
 /// `{"spans":[{operationName, startTimeMicros, duration, spanContext{id, parentId, traceId},
-/// tags{thread, tid, samples}}], "droppedSpans": N}`. Times are whole microseconds, the start
+/// tags{thread, tid, samples, cut (only when true)}}], "droppedSpans": N}`. Times are whole microseconds, the start
 /// since the Unix epoch; ids are 16 hex digits; a root span has no `parentId`.
 enum InvocationSpanRenderer: InvocationRenderer {
     static func render(_ profile: Profile) -> [UInt8] {
@@ -29,6 +29,7 @@ enum InvocationSpanRenderer: InvocationRenderer {
                 json.field("thread", threadRecord.name)
                 json.field("tid", threadRecord.id)
                 json.field("samples", invocation.samples)
+                if invocation.isCut { json.field("cut", true) }
                 json.endObject()
                 json.endObject()
             }

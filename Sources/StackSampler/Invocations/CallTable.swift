@@ -4,7 +4,9 @@
 ///
 /// Built from `Profile.invocations` (at most the tracker's cap per window; `counts.dropped` says
 /// how many ended beyond it, left out of the distribution) and `Profile.runningInvocations`.
-/// Durations are the reconstructed ones: within max(10 %, 2 periods) of the truth.
+/// Durations are the reconstructed ones: within max(10 %, 2 periods) of the truth. Cut calls
+/// (a start or end among lost ticks, `Invocation.isCut`) are only counted: their durations are
+/// lower bounds, and they may be parts of one call.
 package struct CallTable: Sendable {
     /// One call.
     package struct Call: Sendable, Hashable {
@@ -27,8 +29,10 @@ package struct CallTable: Sendable {
     package struct Function: Sendable, Hashable {
         /// The function's name.
         package var name: String
-        /// Calls that ended in the span.
+        /// Whole calls that ended in the span (the figures below are theirs).
         package var count: Int
+        /// Cut calls that ended in the span, left out of the figures.
+        package var cut: Int
         /// Percentiles (nearest rank) and maximum of their durations, in ns.
         package var p50Nanoseconds: UInt64
         package var p90Nanoseconds: UInt64
@@ -75,14 +79,15 @@ package struct CallTable: Sendable {
         var byName: [String: [Profile.Invocation]] = [:]
         for invocation in profile.invocations { byName[invocation.name, default: []].append(invocation) }
         functions = byName.map { name, invocations in
-            let sorted = invocations.sorted { $0.durationNanoseconds > $1.durationNanoseconds }
+            let sorted = invocations.filter { !$0.isCut }.sorted { $0.durationNanoseconds > $1.durationNanoseconds }
             let durations = sorted.map(\.durationNanoseconds).reversed() as [UInt64]
             func percentile(_ fraction: Double) -> UInt64 {
-                durations[max(0, Int((fraction * Double(durations.count)).rounded(.up)) - 1)]
+                durations.isEmpty ? 0 : durations[max(0, Int((fraction * Double(durations.count)).rounded(.up)) - 1)]
             }
             var histogram = DurationHistogram()
             for duration in durations { histogram.add(duration) }
-            return Function(name: name, count: durations.count, p50Nanoseconds: percentile(0.5), p90Nanoseconds: percentile(0.9),
+            return Function(name: name, count: durations.count, cut: invocations.count - sorted.count,
+                            p50Nanoseconds: percentile(0.5), p90Nanoseconds: percentile(0.9),
                             p99Nanoseconds: percentile(0.99), maxNanoseconds: durations.last ?? 0, histogram: histogram,
                             slowest: sorted.prefix(slowest).map(call))
         }.sorted { ($1.p99Nanoseconds, $1.count, $0.name) < ($0.p99Nanoseconds, $0.count, $1.name) }

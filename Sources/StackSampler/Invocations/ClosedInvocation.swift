@@ -18,4 +18,6 @@ struct ClosedInvocation: Sendable, Hashable {
     var depth: Int32
     /// Samples it was seen in.
     var samples: Int32
+    /// Its start or end lay among lost ticks (wall mode): it lasted at least its duration.
+    var isCut: Bool
 }

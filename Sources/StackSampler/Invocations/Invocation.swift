@@ -27,13 +27,16 @@ extension Profile {
         public var durationNanoseconds: UInt64
         /// Samples it was seen in.
         public var samples: Int
+        /// Its start or end lay among ticks the sampler lost (wall mode): it lasted at least its
+        /// duration, and it may be one call with the one before or after it on its thread.
+        public var isCut: Bool
 
         /// Monotonic end time, in ns.
         public var endNanoseconds: UInt64 { startNanoseconds + durationNanoseconds }
 
         /// A call from its parts.
         package init(id: UInt64, parentID: UInt64?, traceID: UInt64, thread: Int, name: String, depth: Int,
-                     startNanoseconds: UInt64, durationNanoseconds: UInt64, samples: Int) {
+                     startNanoseconds: UInt64, durationNanoseconds: UInt64, samples: Int, isCut: Bool = false) {
             self.id = id
             self.parentID = parentID
             self.traceID = traceID
@@ -43,6 +46,7 @@ extension Profile {
             self.startNanoseconds = startNanoseconds
             self.durationNanoseconds = durationNanoseconds
             self.samples = samples
+            self.isCut = isCut
         }
     }
 
@@ -54,6 +58,8 @@ extension Profile {
         public var filtered = 0
         /// Closed invocations that passed the filters but were not kept: the cap was reached.
         public var dropped = 0
+        /// Of those kept, the cut ones: a start or end among lost ticks (`Invocation.isCut`).
+        public var cut = 0
         /// Samples not used because their stack was incomplete (truncated at the maximum depth, leaf only, unwind failed).
         public var incompleteSamples = 0
         /// Stalls reported.
@@ -85,7 +91,7 @@ extension Profile.Invocation {
             return Profile.Invocation(id: record.id, parentID: parent == 0 ? nil : parent, traceID: record.traceID,
                                       thread: Int(record.thread), name: name(record.address), depth: Int(record.depth),
                                       startNanoseconds: record.startNanoseconds, durationNanoseconds: record.durationNanoseconds,
-                                      samples: Int(record.samples))
+                                      samples: Int(record.samples), isCut: record.isCut)
         }.sorted { ($0.thread, $0.startNanoseconds, $0.depth) < ($1.thread, $1.startNanoseconds, $1.depth) }
     }
 }

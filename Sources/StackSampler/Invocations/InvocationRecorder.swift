@@ -46,6 +46,11 @@ final class InvocationRecorder: SampleConsumer, @unchecked Sendable {
         copyToSpans()
     }
 
+    func ticksLost(_ thread: Int) {
+        tracker.ticksLost(thread: thread)
+        copyToSpans()
+    }
+
     func woke(at now: UInt64, threads: [ThreadRecord], losses: Profile.Losses) {
         reportStalls(threads: threads)
     }
@@ -100,6 +105,7 @@ final class InvocationRecorder: SampleConsumer, @unchecked Sendable {
         }
         var counts = Profile.InvocationCounts()
         counts.kept = closed.count
+        counts.cut = closed.count { $0.isCut }
         return WindowCalls(closed: inSpan(closed), running: inSpan(running), counts: counts)
     }
 

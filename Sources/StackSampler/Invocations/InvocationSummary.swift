@@ -7,6 +7,7 @@ extension Profile {
         var parts: [String] = []
         if settings.capacity > 0 {
             parts.append("invocations: \(counts.kept) kept, \(counts.filtered) filtered out, \(counts.dropped) dropped (cap \(settings.capacity))"
+                         + (counts.cut > 0 ? ", \(counts.cut) of those kept cut by lost ticks (start or end not known)" : "")
                          + (counts.incompleteSamples > 0 ? ", \(counts.incompleteSamples) samples with incomplete stacks not used" : "")
                          + (counts.trackedSamples > 0 ? "; tracking \(counts.trackingNanoseconds / UInt64(counts.trackedSamples)) ns per sample" : ""))
         }

@@ -32,6 +32,8 @@ struct InvocationTracker<Lookup: FunctionLookup> {
         var isWanted: Bool
         /// Part of a stall report already.
         var isReported: Bool
+        /// Opened by the first sample after lost ticks: its start is not known.
+        var isCut: Bool
     }
 
     private var lookup: Lookup
@@ -41,6 +43,9 @@ struct InvocationTracker<Lookup: FunctionLookup> {
     private let stallThreshold: UInt64?
     /// Open invocations per thread index, root first.
     private var open: [Int: [Open]] = [:]
+    /// Threads whose ticks were lost since their last sample: their next sample's new
+    /// invocations have an unknown start.
+    private var cutThreads: Set<Int> = []
     /// Whether a function (by start) passes the name pattern.
     private var wantedFunctions: [UInt: Bool] = [:]
     private var nextID: UInt64 = 1
@@ -70,6 +75,7 @@ struct InvocationTracker<Lookup: FunctionLookup> {
             return
         }
         var stack = open.removeValue(forKey: thread) ?? []
+        let opensCut = cutThreads.remove(thread) != nil
         // A thread's samples may come a little out of order (wall mode counts a tick that waited
         // for a sample when the sample comes): a call never starts before the calls open around it.
         let time = max(time, stack.first?.lastSeen ?? time)
@@ -97,7 +103,7 @@ struct InvocationTracker<Lookup: FunctionLookup> {
             let wanted = (settings.maxDepth.map { index < $0 } ?? true) && isWanted(start, address: frame(index))
             stack.append(Open(callSite: index == 0 ? 0 : frame(index - 1), function: start,
                               address: frame(index), firstAddress: frame(index), id: nextID, parentID: parentID,
-                              firstSeen: time, lastSeen: time, samples: 1, isWanted: wanted, isReported: false))
+                              firstSeen: time, lastSeen: time, samples: 1, isWanted: wanted, isReported: false, isCut: opensCut))
             nextID += 1
         }
         checkStall(&stack, thread: thread)
@@ -118,7 +124,17 @@ struct InvocationTracker<Lookup: FunctionLookup> {
 
     /// The thread has exited: its open invocations end at their last sample.
     mutating func threadEnded(thread: Int) {
+        cutThreads.remove(thread)
         guard var stack = open.removeValue(forKey: thread) else { return }
+        close(&stack, from: 0, thread: thread)
+    }
+
+    /// Wall mode: ticks of the thread were lost after its last sample. Its open invocations end
+    /// there, cut, and the next sample's are opened cut.
+    mutating func ticksLost(thread: Int) {
+        cutThreads.insert(thread)
+        guard var stack = open.removeValue(forKey: thread) else { return }
+        for index in stack.indices { stack[index].isCut = true }
         close(&stack, from: 0, thread: thread)
     }
 
@@ -160,6 +176,7 @@ struct InvocationTracker<Lookup: FunctionLookup> {
     /// live thread's old index to its new one.
     mutating func renumber(_ renumbered: [Int: Int]) {
         open = Dictionary(uniqueKeysWithValues: open.compactMap { thread, stack in renumbered[thread].map { ($0, stack) } })
+        cutThreads = Set(cutThreads.compactMap { renumbered[$0] })
     }
 
     /// The name of the function at `address`, from the lookup.
@@ -194,6 +211,7 @@ struct InvocationTracker<Lookup: FunctionLookup> {
                 counts.dropped += 1
             } else {
                 counts.kept += 1
+                if invocation.isCut { counts.cut += 1 }
                 records.append(record(of: invocation, traceID: traceID, thread: thread, depth: index))
             }
         }
@@ -204,7 +222,7 @@ struct InvocationTracker<Lookup: FunctionLookup> {
     private func record(of invocation: Open, traceID: UInt64, thread: Int, depth: Int) -> ClosedInvocation {
         ClosedInvocation(id: invocation.id, parentID: invocation.parentID, traceID: traceID, address: invocation.firstAddress,
                          startNanoseconds: invocation.firstSeen &- period / 2, durationNanoseconds: duration(of: invocation),
-                         thread: Int32(thread), depth: Int32(depth), samples: Int32(clamping: invocation.samples))
+                         thread: Int32(thread), depth: Int32(depth), samples: Int32(clamping: invocation.samples), isCut: invocation.isCut)
     }
 
     /// Reports the outermost invocation that has run past the threshold and is not yet part of a

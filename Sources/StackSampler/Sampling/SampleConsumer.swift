@@ -10,6 +10,10 @@ protocol SampleConsumer: AnyObject {
     func repeatLast(_ stack: StackAggregator.StackKey, at time: UInt64, times: Int, spacing: UInt64, threads: [ThreadRecord])
     /// The thread with record index `thread` has exited.
     func threadEnded(_ thread: Int)
+    /// Wall mode: ticks of the thread with record index `thread` were lost where it may have been
+    /// anywhere (`TickLoss.leavesPlaceUnknown`), after the samples it was given and before the
+    /// ones to come.
+    func ticksLost(_ thread: Int)
     /// After each wake of the sampler thread, with the losses so far.
     func woke(at now: UInt64, threads: [ThreadRecord], losses: Profile.Losses)
     /// The session has ended: every sample has been handed over.
@@ -25,6 +29,8 @@ protocol SampleConsumer: AnyObject {
 }
 
 extension SampleConsumer {
+    /// Counts by tick and keeps no order between them: a lost tick changes nothing.
+    func ticksLost(_ thread: Int) {}
     /// Tracks no calls: nothing to hand over.
     func cut(at now: UInt64, renumbered: [Int: Int], threads: [ThreadRecord]) -> WindowCalls? { nil }
     func spanBegan(_ span: SpanCollector) {}
@@ -39,11 +45,17 @@ struct SampleRouting {
     let consumers: [any SampleConsumer]
     /// Spans of the session being taken (profile requests): each counts every sample too.
     var collectors: [SpanCollector] = []
+    /// Threads with ticks lost before their first sample (no record index yet): the consumers
+    /// hear of the loss just before that sample.
+    private(set) var lostBeforeFirstSample: Set<Int32> = []
 
     /// Counts `sample`, hands it to every consumer, and counts its thread's stack `owedTicks`
     /// more times (wall ticks that passed while its signal was on its way).
     mutating func take(_ sample: Sample, owedTicks: Int = 0) {
         let stack = aggregator.record(sample)
+        if !lostBeforeFirstSample.isEmpty, lostBeforeFirstSample.remove(sample.tid) != nil {
+            for consumer in consumers { consumer.ticksLost(stack.thread) }
+        }
         for collector in collectors { collector.counts.record(sample) }
         for consumer in consumers { consumer.take(sample, as: stack, threads: aggregator.threads) }
         repeatLast(sample.tid, at: sample.timeNanoseconds, times: owedTicks, spacing: 0)
@@ -58,8 +70,18 @@ struct SampleRouting {
         for consumer in consumers { consumer.repeatLast(stack, at: now, times: times, spacing: spacing, threads: aggregator.threads) }
     }
 
+    /// Wall mode: ticks of `tid` were lost, between its samples handed over so far and the next.
+    mutating func ticksLost(_ tid: Int32) {
+        guard let thread = aggregator.index(of: tid) else {
+            lostBeforeFirstSample.insert(tid)
+            return
+        }
+        for consumer in consumers { consumer.ticksLost(thread) }
+    }
+
     /// Forgets the tid of a thread that has exited.
     mutating func threadEnded(_ tid: Int32) {
+        lostBeforeFirstSample.remove(tid)
         for collector in collectors { collector.counts.threadEnded(tid) }
         guard let thread = aggregator.threadEnded(tid) else { return }
         for consumer in consumers { consumer.threadEnded(thread) }

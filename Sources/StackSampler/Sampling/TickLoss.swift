@@ -18,4 +18,15 @@ enum TickLoss: String, Sendable {
     case tooManyWaiting = "too many waiting"
     /// A thread without a ring that ended before the look its last ticks were left for (`LookSubsample`).
     case endedBeforeLook = "ended before its next look"
+
+    /// Whether the thread may have been anywhere at these ticks, asleep in another call too: so
+    /// the calls open before them cannot be said to go on after them. Not so for a thread that
+    /// ran (or waited for a core) between two of its samples, with none near the tick: it ran
+    /// code from one to the other, as between any two samples.
+    var leavesPlaceUnknown: Bool {
+        switch self {
+        case .noSampleNear, .tooManyWaiting: false
+        default: true
+        }
+    }
 }

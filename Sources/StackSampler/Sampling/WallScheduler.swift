@@ -133,14 +133,14 @@ final class WallScheduler: SamplerSchedule {
     /// them (no later sample can come), else counted lost.
     func threadEnding(_ tid: Int32, routing: inout SampleRouting) {
         guard let thread = threads[tid] else { return }
-        oweSkipped(thread, loseFor: .endedBeforeLook)
+        oweSkipped(thread, loseFor: .endedBeforeLook, routing: &routing)
         payOwed(thread, routing: &routing)
         takeSamples(of: thread, upTo: .max, routing: &routing)
         for tick in thread.pending {
             if let known = thread.known, tick.cpu - known.cpu <= known.reach {
                 count(thread, known: known, at: tick.time, ticks: tick.ticks, routing: &routing)
             } else {
-                lose(tick.ticks, .noSampleNear)
+                lose(tick.ticks, .noSampleNear, of: thread, routing: &routing)
             }
         }
         thread.pending.removeAll()
@@ -149,7 +149,7 @@ final class WallScheduler: SamplerSchedule {
     /// Every sleeping thread's owed ticks are counted: the counts are about to be read.
     func settle(routing: inout SampleRouting) {
         for thread in threads.values {
-            oweSkipped(thread, loseFor: nil)
+            oweSkipped(thread, loseFor: nil, routing: &routing)
             payOwed(thread, routing: &routing)
         }
     }
@@ -307,7 +307,7 @@ final class WallScheduler: SamplerSchedule {
     /// A thread without a ring not looked at since the last wake that counted: its ticks since
     /// its last look are owed with the stack that look found, or, with none known, counted lost
     /// for `reason` if one is given (else left for its next look).
-    private func oweSkipped(_ thread: WallThread, loseFor reason: TickLoss?) {
+    private func oweSkipped(_ thread: WallThread, loseFor reason: TickLoss?, routing: inout SampleRouting) {
         guard thread.ring == nil, let lastWake else { return }
         let skipped = skippedTicks(of: thread, upTo: lastWake)
         guard skipped > 0 else { return }
@@ -315,7 +315,7 @@ final class WallScheduler: SamplerSchedule {
             thread.lookedThrough = lastWake
         } else if let reason {
             thread.lookedThrough = lastWake
-            lose(skipped, reason)
+            lose(skipped, reason, of: thread, routing: &routing)
         }
     }
 
@@ -375,7 +375,7 @@ final class WallScheduler: SamplerSchedule {
         noteSleeps(of: thread, from: before, records: records)
         if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
             if let end {
-                lose(Self.ticks(due, at: now, spacing: intervalNanoseconds, upTo: end.time), .placeUnknown)
+                lose(Self.ticks(due, at: now, spacing: intervalNanoseconds, upTo: end.time), .placeUnknown, of: thread, routing: &routing)
                 doubt.unknownPlace = true
                 return
             }
@@ -408,7 +408,7 @@ final class WallScheduler: SamplerSchedule {
             records += later
         }
         guard cpu >= 0 else {
-            lose(due, .threadGone)  // counted lost, not dropped
+            lose(due, .threadGone, of: thread, routing: &routing)  // counted lost, not dropped
             return
         }
         thread.cpuAtLastTick = cpu
@@ -426,7 +426,7 @@ final class WallScheduler: SamplerSchedule {
             if let end, time > end.time { continue }
             // After it was attached and before its ring was open, where it was is not known.
             guard time >= thread.watchedSince else {
-                lose(1, .notWatchedYet)
+                lose(1, .notWatchedYet, of: thread, routing: &routing)
                 doubt.unknownPlace = true // a new thread: the next one's first ticks are lost at one wake's length
                 continue
             }
@@ -448,9 +448,9 @@ final class WallScheduler: SamplerSchedule {
                 } else if thread.place == place, end == nil, thread.wokenFrom != since {
                     // Woken (or moving) before it could be walked: lost. How long the sleep was,
                     // the switch that ends it will tell (`noteSleeps`).
-                    if !look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing) { lose(1, .sleepOverUnwalked) }
+                    if !look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing) { lose(1, .sleepOverUnwalked, of: thread, routing: &routing) }
                 } else {
-                    lose(1, .sleepOverUnwalked)
+                    lose(1, .sleepOverUnwalked, of: thread, routing: &routing)
                     let length = Self.length(ofSleepFrom: since, in: records)
                     // Longer than two ticks: a look at the first tick in it would have walked it.
                     if length.map({ $0 >= 2 * intervalNanoseconds }) ?? true { thread.lookWalked(true) }
@@ -459,7 +459,7 @@ final class WallScheduler: SamplerSchedule {
                     }
                 }
             case .onCore, .preempted: tick(thread, cpu: cpu - running, at: time, ticks: 1, routing: &routing)
-            case .unknown: lose(1, .placeUnknown)
+            case .unknown: lose(1, .placeUnknown, of: thread, routing: &routing)
             }
         }
         takeSamples(of: thread, upTo: .max, routing: &routing)
@@ -558,11 +558,11 @@ final class WallScheduler: SamplerSchedule {
         takeSamples(of: thread, upTo: .max, routing: &routing)
         guard cpu >= 0 else { return }
         let counted = min(due, late + 1)
-        lose(due - counted, .batchOfUnknownPlace)
+        lose(due - counted, .batchOfUnknownPlace, of: thread, routing: &routing)
         if thread.pending.isEmpty, let known = thread.known, cpu - known.cpu < Self.unmovedNanoseconds {
             count(thread, known: known, at: now, ticks: counted, routing: &routing)
         } else {
-            if !look(at: thread, cpu: cpu, sleep: nil, at: now, due: counted, routing: &routing) { lose(counted, .movedWhileWalked) }
+            if !look(at: thread, cpu: cpu, sleep: nil, at: now, due: counted, routing: &routing) { lose(counted, .movedWhileWalked, of: thread, routing: &routing) }
             if thread.ring == nil { lendRing(to: thread, at: now, routing: &routing) }
         }
     }
@@ -671,6 +671,14 @@ final class WallScheduler: SamplerSchedule {
         lostTicks[reason, default: 0] += ticks
     }
 
+    /// Counts `ticks` of `thread` lost for `reason`, and tells the consumers when the thread may
+    /// have been anywhere then: what was open on it before cannot be said to go on after them.
+    private func lose(_ ticks: Int, _ reason: TickLoss, of thread: WallThread, routing: inout SampleRouting) {
+        guard ticks > 0 else { return }
+        lose(ticks, reason)
+        if reason.leavesPlaceUnknown { routing.ticksLost(thread.tid) }
+    }
+
     /// A tick of a thread on a core or waiting for one, at CPU time `cpu`: counted now if its
     /// stack is known there, else kept for the sample that will come.
     /// Counted at once when no later sample can be nearer: the next one comes the samples'
@@ -686,7 +694,7 @@ final class WallScheduler: SamplerSchedule {
         } else if thread.pending.count < Self.maximumPending {
             thread.pending.append(WallThread.Tick(time: now, cpu: cpu, ticks: ticks))
         } else {
-            lose(ticks, .tooManyWaiting)
+            lose(ticks, .tooManyWaiting, of: thread, routing: &routing)
         }
     }
 
@@ -756,7 +764,7 @@ final class WallScheduler: SamplerSchedule {
                 reachedNext = true
                 count(thread, known: next, at: tick.time, ticks: tick.ticks, routing: &routing)
             } else {
-                lose(tick.ticks, .noSampleNear)
+                lose(tick.ticks, .noSampleNear, of: thread, routing: &routing)
             }
         }
         if !reachedNext { thread.know(next) }

@@ -2,6 +2,7 @@
 package enum OTLPValue: Sendable, Hashable {
     case string(String)
     case int(Int64)
+    case bool(Bool)
 }
 
 /// One OTLP attribute (common.proto's KeyValue).
@@ -47,7 +48,7 @@ enum OTLPEncoding {
 
     /// Field numbers of common.proto and resource.proto.
     enum Field {
-        enum AnyValue { static let string = 1, int = 3 }
+        enum AnyValue { static let string = 1, bool = 2, int = 3 }
         enum KeyValue { static let key = 1, value = 2 }
         enum Resource { static let attributes = 1 }
         enum Scope { static let name = 1 }
@@ -58,6 +59,7 @@ enum OTLPEncoding {
         switch value {
         case .string(let text): writer.string(Field.AnyValue.string, text)
         case .int(let number): writer.oneofInt(Field.AnyValue.int, number)
+        case .bool(let flag): writer.oneofInt(Field.AnyValue.bool, flag ? 1 : 0)
         }
     }
 

@@ -1,7 +1,8 @@
 /// Reconstructed calls as an OTLP `ExportTraceServiceRequest`: one span per call, named by its
 /// function, with the call's start and duration (Unix ns: the monotonic times moved by the
 /// given realtime offset) and `code.function.name`, `thread.id`, `thread.name` and
-/// `stacksampler.samples` attributes. A call's caller is its span's parent; every call of one root
+/// `stacksampler.samples` attributes (and `stacksampler.cut`, true, for a call whose start or
+/// end lay among lost ticks). A call's caller is its span's parent; every call of one root
 /// call shares a trace id, derived from the session and the root's id, so calls that end in
 /// different windows (a long-lived caller ends after its callees) still meet in one trace. A span
 /// id is the call's id, unique within the session.
@@ -44,6 +45,7 @@ package enum OTLPTracesEncoder {
                             attributes += [OTLPAttribute("thread.id", .int(Int64(thread.id))), OTLPAttribute("thread.name", .string(thread.name))]
                         }
                         attributes.append(OTLPAttribute("stacksampler.samples", .int(Int64(invocation.samples))))
+                        if invocation.isCut { attributes.append(OTLPAttribute("stacksampler.cut", .bool(true))) }
                         for attribute in attributes {
                             $0.message(Field.Span.attributes) { OTLPEncoding.write(attribute, to: &$0) }
                         }
