@@ -14,6 +14,14 @@
 /// than the kernel's tick (250 Hz here), so k·P would undercount; the span between the first
 /// and last on-CPU samples is the call's wall-clock time, less what it spent off the CPU
 /// before its first and after its last sample.
+///
+/// Wall mode has a sample at every tick, or a tick counted lost. Across ticks lost where the
+/// thread may have been anywhere (`TickLoss.leavesPlaceUnknown`: asleep in a sleep not walked,
+/// its switches unknown) its stack is not known, so nothing open before them is said to go on
+/// after them: the open invocations end at their last sample, marked cut (their end is not
+/// known), and those opened by the next sample are marked cut too (their start is not known). A
+/// cut invocation lasted at least its duration; whether the calls on either side were one call
+/// is not known.
 struct InvocationTracker<Lookup: FunctionLookup> {
     /// An invocation still running: its identity and what has been seen of it.
     private struct Open {
