@@ -40,7 +40,7 @@ struct InvocationTracker<Lookup: FunctionLookup> {
         var isWanted: Bool
         /// Part of a stall report already.
         var isReported: Bool
-        /// Opened by the first sample after lost ticks: its start is not known.
+        /// Its start or end lay among lost ticks (opened by the first sample after them, or open when they came).
         var isCut: Bool
     }
 
