@@ -137,7 +137,7 @@ final class WallScheduler: SamplerSchedule {
         payOwed(thread, routing: &routing)
         takeSamples(of: thread, upTo: .max, routing: &routing)
         for tick in thread.pending {
-            if let known = thread.known, tick.cpu - known.cpu <= known.reach {
+            if let known = thread.known, known.standsForRunning, tick.cpu - known.cpu <= known.reach {
                 count(thread, known: known, at: tick.time, ticks: tick.ticks, routing: &routing)
             } else {
                 lose(tick.ticks, .noSampleNear, of: thread, routing: &routing)
@@ -685,7 +685,7 @@ final class WallScheduler: SamplerSchedule {
     /// spacing of CPU time after the last (`sampleSpacing`), so a tick less than half of that
     /// after a sample's CPU time is nearest to it.
     private func tick(_ thread: WallThread, cpu: Int64, at now: UInt64, ticks: Int, routing: inout SampleRouting) {
-        if thread.pending.isEmpty, let known = thread.known,
+        if thread.pending.isEmpty, let known = thread.known, known.standsForRunning,
            cpu - known.cpu < (known.reach == Self.unmovedNanoseconds ? Self.unmovedNanoseconds : sampleSpacing / 2 - Self.unmovedNanoseconds) {
             return count(thread, known: known, at: now, ticks: ticks, routing: &routing)
         }
@@ -755,7 +755,7 @@ final class WallScheduler: SamplerSchedule {
             let tick = thread.pending.removeFirst()
             let fromKnown = thread.known.map { tick.cpu - $0.cpu }
             let toNext = next.cpu - tick.cpu
-            let knownReaches = !reachedNext && fromKnown.map { $0 <= thread.known!.reach } == true
+            let knownReaches = !reachedNext && thread.known?.standsForRunning == true && fromKnown.map { $0 <= thread.known!.reach } == true
             let nextReaches = toNext <= next.reach
             if knownReaches, !nextReaches || fromKnown! <= toNext {
                 count(thread, known: thread.known!, at: tick.time, ticks: tick.ticks, routing: &routing)
@@ -817,6 +817,15 @@ final class WallThread {
         var reach: Int64
         /// The sleep it was walked in, if any.
         var sleep: UInt64?
+
+        /// Whether it can stand for a tick of the thread on a core or waiting for one (all the
+        /// ticks that wait for a sample are). A stack walked in a sleep its switches name stands
+        /// for that sleep alone: a tick on a core is after the sleep ended, in other code, however
+        /// little CPU time it seems to have had since the walk. A tick's CPU time is estimated from
+        /// its time on a core, which runs ahead of CPU time where the host steals time or serves
+        /// interrupts (some 30 µs in 30 ms here, more while the program writes into a pipe): at
+        /// 1 ms, a request's 20 ticks of rendering were counted in the database wait before it.
+        var standsForRunning: Bool { sleep == nil }
 
         init(sample: Sample, cpu: Int64, reach: Int64) {
             self.sample = sample
