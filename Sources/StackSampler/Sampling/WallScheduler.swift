@@ -20,17 +20,9 @@ import Glibc
 /// A thread whose switches cannot be read (no ring: the bound, or the kernel refused) is looked
 /// at through `/proc` at each tick instead.
 final class WallScheduler: SamplerSchedule {
-    /// CPU time a thread can use without having moved: returning from the handler into the
-    /// code it interrupted. Less than that since its stack was known, and that stack is counted.
-    private static let unmovedNanoseconds: Int64 = 5_000
     /// Rings open at most: each one is a page of control and one of data, which the kernel
     /// counts as locked memory of the user's perf budget (`ss_switch_ring_bound`).
     private let maximumRings = Int(ss_switch_ring_bound())
-    /// Ticks waiting for a sample, per thread, at most (consecutive ones at one CPU time are one).
-    private static let maximumPending = 4096
-    /// A sleeping thread's owed ticks are counted at least this often (so that invocations and
-    /// stalls see the sleep go on).
-    private static let longestOwedNanoseconds: UInt64 = 100_000_000
     /// A thread's CPU time read in longer than this is read again (`cpuTime(of:)`).
     private static let cpuReadSlack: UInt64 = 20_000
 
@@ -49,7 +41,9 @@ final class WallScheduler: SamplerSchedule {
     }
     private(set) var missedTicks = 0
     /// Ticks counted lost, by reason.
-    private(set) var lostTicks: [TickLoss: Int] = [:]
+    var lostTicks: [TickLoss: Int] { matching.lost }
+    /// The matching of each thread's ticks to its stacks.
+    private var matching: WallTickMatching
     /// When the wakes that count ticks and the looks between them come (`WallWakePolicy`).
     private var policy: WallWakePolicy
     /// Ticks the next wake that counts ticks comes after.
@@ -97,6 +91,7 @@ final class WallScheduler: SamplerSchedule {
 
     init(periodNanoseconds: UInt64, maxDepth: Int, bufferSlots: Int) {
         intervalNanoseconds = periodNanoseconds
+        matching = WallTickMatching(intervalNanoseconds: periodNanoseconds, sampleSpacing: Int64(periodNanoseconds))
         blockedWalker = BlockedThreadWalker(maxDepth: maxDepth)
         preemptions = PreemptionSnapshots(maxDepth: maxDepth)
         let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
@@ -122,7 +117,7 @@ final class WallScheduler: SamplerSchedule {
         thread.signalled = true
         // A subsampled thread's samples wait for its next look, which may be seconds away: only
         // the newest ones can be nearest to its ticks then.
-        if thread.samples.count >= Self.maximumPending { _ = thread.samples.removeFirst() }
+        if thread.samples.count >= WallTickMatching.maximumPending { _ = thread.samples.removeFirst() }
         thread.samples.append(WallThread.Known(sample: sample, cpu: cpu, reach: sampleReach))
     }
 
@@ -134,38 +129,17 @@ final class WallScheduler: SamplerSchedule {
     func threadEnding(_ tid: Int32, routing: inout SampleRouting) {
         guard let thread = threads[tid] else { return }
         oweSkipped(thread, loseFor: .endedBeforeLook, routing: &routing)
-        payOwed(thread, routing: &routing)
-        takeSamples(of: thread, upTo: .max, routing: &routing)
-        for tick in thread.pending {
-            if let known = thread.known, known.standsForRunning, tick.cpu - known.cpu <= known.reach {
-                count(thread, known: known, at: tick.time, ticks: tick.ticks, routing: &routing)
-            } else {
-                lose(tick.ticks, .noSampleNear, of: thread, routing: &routing)
-            }
-        }
-        thread.pending.removeAll()
+        matching.payOwed(thread, routing: &routing)
+        matching.takeSamples(of: thread, upTo: .max, routing: &routing)
+        matching.ending(thread, routing: &routing)
     }
 
     /// Every sleeping thread's owed ticks are counted: the counts are about to be read.
     func settle(routing: inout SampleRouting) {
         for thread in threads.values {
             oweSkipped(thread, loseFor: nil, routing: &routing)
-            payOwed(thread, routing: &routing)
+            matching.payOwed(thread, routing: &routing)
         }
-    }
-
-    /// `due` more ticks of `thread` with its counted stack, owed; counted once they stand for
-    /// `longestOwedNanoseconds`.
-    private func owe(_ thread: WallThread, _ due: Int, at now: UInt64, routing: inout SampleRouting) {
-        thread.owe(due, at: now)
-        if UInt64(thread.owedTicks) &* intervalNanoseconds >= Self.longestOwedNanoseconds { payOwed(thread, routing: &routing) }
-    }
-
-    /// Counts the ticks `thread` owes (asleep, its stack known), at their times.
-    private func payOwed(_ thread: WallThread, routing: inout SampleRouting) {
-        guard thread.owedTicks > 0, let known = thread.known else { return }
-        count(thread, known: known, at: thread.owedAt, ticks: thread.owedTicks, routing: &routing)
-        thread.paid()
     }
 
     /// Every thread's samples and ticks are taken in, and every ring is closed.
@@ -199,7 +173,7 @@ final class WallScheduler: SamplerSchedule {
     func threadEnded(_ tid: Int32) {
         guard let thread = threads.removeValue(forKey: tid) else { return }
         splitStale = true
-        lose(thread.pending.reduce(0) { $0 + $1.ticks }, .noSampleNear)
+        matching.lose(thread.pending.reduce(0) { $0 + $1.ticks }, .noSampleNear)
         if let ring = thread.ring {
             ss_switch_ring_close(ring)
             ringsOpen -= 1
@@ -214,6 +188,7 @@ final class WallScheduler: SamplerSchedule {
     /// have their ticks up to their end counted too.
     func wake(at now: UInt64, due: Int, late: Int, threads attached: ArraySlice<Int32>, routing: inout SampleRouting) {
         missedTicks += late
+        matching.sampleSpacing = sampleSpacing
         ringSoughtThisWake = false
         var doubt = WakeDoubt(unknownPlace: newThreadWatched)
         newThreadWatched = false
@@ -315,7 +290,7 @@ final class WallScheduler: SamplerSchedule {
             thread.lookedThrough = lastWake
         } else if let reason {
             thread.lookedThrough = lastWake
-            lose(skipped, reason, of: thread, routing: &routing)
+            matching.lose(skipped, reason, of: thread, routing: &routing)
         }
     }
 
@@ -339,7 +314,7 @@ final class WallScheduler: SamplerSchedule {
             let stayedAsleep = { (Self.newestSwitch(ring) ?? thread.backlog.last)?.time_ns == newest?.time_ns && ss_thread_cpu_time_ns(thread.tid) == cpu }
             switch walkBlocked(thread, cpu: cpu, at: tick, stayedAsleep: stayedAsleep) {
             case .walked:
-                var known = WallThread.Known(sample: Sample(blockedWalker.sample), cpu: cpu, reach: Self.unmovedNanoseconds)
+                var known = WallThread.Known(sample: Sample(blockedWalker.sample), cpu: cpu, reach: WallTickMatching.unmovedNanoseconds)
                 known.sleep = since
                 thread.walkedSleeps.append(known)
                 thread.lookWalked(true)
@@ -365,7 +340,7 @@ final class WallScheduler: SamplerSchedule {
         // Asleep since a sleep already walked, and no switch since: its ticks owed, counted in
         // one step later (`payOwed`). The common case of a program of many threads, first.
         if end == nil, case .asleep(let since) = thread.place, thread.knownSleep == since, !hasUnreadSwitches(thread) {
-            owe(thread, due, at: now, routing: &routing)
+            matching.owe(thread, due, at: now, routing: &routing)
             return
         }
         defer { thread.forgetWalkedSleepsLeft() }
@@ -375,7 +350,7 @@ final class WallScheduler: SamplerSchedule {
         noteSleeps(of: thread, from: before, records: records)
         if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
             if let end {
-                lose(Self.ticks(due, at: now, spacing: intervalNanoseconds, upTo: end.time), .placeUnknown, of: thread, routing: &routing)
+                matching.lose(Self.ticks(due, at: now, spacing: intervalNanoseconds, upTo: end.time), .placeUnknown, of: thread, routing: &routing)
                 doubt.unknownPlace = true
                 return
             }
@@ -383,7 +358,7 @@ final class WallScheduler: SamplerSchedule {
             doubt.unknownPlace = true
             return
         }
-        payOwed(thread, routing: &routing)
+        matching.payOwed(thread, routing: &routing)
         // Its CPU time at a known moment: the ticks' CPU times are that less its time on a core
         // from each tick to that moment. Ended: its CPU time as it ended. Preempted at the last
         // tick and no switch since: its CPU time then, until the ring was read. Else read now, and
@@ -408,7 +383,7 @@ final class WallScheduler: SamplerSchedule {
             records += later
         }
         guard cpu >= 0 else {
-            lose(due, .threadGone, of: thread, routing: &routing)  // counted lost, not dropped
+            matching.lose(due, .threadGone, of: thread, routing: &routing)  // counted lost, not dropped
             return
         }
         thread.cpuAtLastTick = cpu
@@ -426,31 +401,31 @@ final class WallScheduler: SamplerSchedule {
             if let end, time > end.time { continue }
             // After it was attached and before its ring was open, where it was is not known.
             guard time >= thread.watchedSince else {
-                lose(1, .notWatchedYet, of: thread, routing: &routing)
+                matching.lose(1, .notWatchedYet, of: thread, routing: &routing)
                 doubt.unknownPlace = true // a new thread: the next one's first ticks are lost at one wake's length
                 continue
             }
             // Its CPU time at the tick: less what it ran since (asleep then, a sample taken after
             // its sleep ended must not be taken in before the sleep's ticks are counted).
             let (place, running) = Self.place(at: time, from: before, records: records, until: read)
-            takeSamples(of: thread, upTo: cpu - running, routing: &routing)
+            matching.takeSamples(of: thread, upTo: cpu - running, routing: &routing)
             switch place {
             case .asleep(let since):
                 if let known = thread.known, known.sleep == since {
-                    count(thread, known: known, at: time, ticks: 1, routing: &routing)
+                    matching.count(thread, known: known, at: time, ticks: 1, routing: &routing)
                 } else if let index = thread.walkedSleeps.firstIndex(where: { $0.sleep == since }) {
                     // Walked by a look between the wakes that count (`lookAtSleeps`); the sleeps
                     // walked before it are over.
                     let walked = thread.walkedSleeps[index]
                     thread.walkedSleeps.removeFirst(index + 1)
-                    settle(thread, next: walked, routing: &routing)
-                    count(thread, known: walked, at: time, ticks: 1, routing: &routing)
+                    matching.settle(thread, next: walked, routing: &routing)
+                    matching.count(thread, known: walked, at: time, ticks: 1, routing: &routing)
                 } else if thread.place == place, end == nil, thread.wokenFrom != since {
                     // Woken (or moving) before it could be walked: lost. How long the sleep was,
                     // the switch that ends it will tell (`noteSleeps`).
-                    if !look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing) { lose(1, .sleepOverUnwalked, of: thread, routing: &routing) }
+                    if !look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing) { matching.lose(1, .sleepOverUnwalked, of: thread, routing: &routing) }
                 } else {
-                    lose(1, .sleepOverUnwalked, of: thread, routing: &routing)
+                    matching.lose(1, .sleepOverUnwalked, of: thread, routing: &routing)
                     let length = Self.length(ofSleepFrom: since, in: records)
                     // Longer than two ticks: a look at the first tick in it would have walked it.
                     if length.map({ $0 >= 2 * intervalNanoseconds }) ?? true { thread.lookWalked(true) }
@@ -458,11 +433,11 @@ final class WallScheduler: SamplerSchedule {
                         doubt.sleepMissed = true
                     }
                 }
-            case .onCore, .preempted: tick(thread, cpu: cpu - running, at: time, ticks: 1, routing: &routing)
-            case .unknown: lose(1, .placeUnknown, of: thread, routing: &routing)
+            case .onCore, .preempted: matching.tick(thread, cpu: cpu - running, at: time, ticks: 1, routing: &routing)
+            case .unknown: matching.lose(1, .placeUnknown, of: thread, routing: &routing)
             }
         }
-        takeSamples(of: thread, upTo: .max, routing: &routing)
+        matching.takeSamples(of: thread, upTo: .max, routing: &routing)
     }
 
     /// How many of `due` ticks `spacing` apart, the last at `now`, come at or before `end`.
@@ -490,13 +465,6 @@ final class WallScheduler: SamplerSchedule {
     /// How long the sleep that began at `start` lasted, if `records` show its end.
     private static func length(ofSleepFrom start: UInt64, in records: [ss_switch]) -> UInt64? {
         records.first { $0.kind == SS_SWITCH_IN && $0.time_ns > start }.map { $0.time_ns - start }
-    }
-
-    /// Takes in the thread's samples taken up to CPU time `cpu`.
-    private func takeSamples(of thread: WallThread, upTo cpu: Int64, routing: inout SampleRouting) {
-        while let next = thread.samples.first, next.cpu <= cpu {
-            settle(thread, next: thread.samples.removeFirst(), routing: &routing)
-        }
     }
 
     /// The thread's CPU time and a moment it was read at (the moment before the read: it is at
@@ -545,24 +513,24 @@ final class WallScheduler: SamplerSchedule {
         // Walked asleep and not given a core since (no system call): still there.
         if let sequence = thread.asleepSequence, thread.pending.isEmpty, thread.samples.isEmpty, thread.counted,
            ss_thread_schedule_sequence(thread.tid) == sequence {
-            owe(thread, due, at: now, routing: &routing)
+            matching.owe(thread, due, at: now, routing: &routing)
             return
         }
         let cpu = ss_thread_cpu_time_ns(thread.tid)
         if cpu >= 0, thread.pending.isEmpty, thread.samples.isEmpty, thread.counted, let known = thread.known,
-           cpu - known.cpu < Self.unmovedNanoseconds {
-            owe(thread, due, at: now, routing: &routing)
+           cpu - known.cpu < WallTickMatching.unmovedNanoseconds {
+            matching.owe(thread, due, at: now, routing: &routing)
             return
         }
-        payOwed(thread, routing: &routing)
-        takeSamples(of: thread, upTo: .max, routing: &routing)
+        matching.payOwed(thread, routing: &routing)
+        matching.takeSamples(of: thread, upTo: .max, routing: &routing)
         guard cpu >= 0 else { return }
         let counted = min(due, late + 1)
-        lose(due - counted, .batchOfUnknownPlace, of: thread, routing: &routing)
-        if thread.pending.isEmpty, let known = thread.known, cpu - known.cpu < Self.unmovedNanoseconds {
-            count(thread, known: known, at: now, ticks: counted, routing: &routing)
+        matching.lose(due - counted, .batchOfUnknownPlace, of: thread, routing: &routing)
+        if thread.pending.isEmpty, let known = thread.known, cpu - known.cpu < WallTickMatching.unmovedNanoseconds {
+            matching.count(thread, known: known, at: now, ticks: counted, routing: &routing)
         } else {
-            if !look(at: thread, cpu: cpu, sleep: nil, at: now, due: counted, routing: &routing) { lose(counted, .movedWhileWalked, of: thread, routing: &routing) }
+            if !look(at: thread, cpu: cpu, sleep: nil, at: now, due: counted, routing: &routing) { matching.lose(counted, .movedWhileWalked, of: thread, routing: &routing) }
             if thread.ring == nil { lendRing(to: thread, at: now, routing: &routing) }
         }
     }
@@ -583,7 +551,7 @@ final class WallScheduler: SamplerSchedule {
                 return now &- since >= Self.longSleepNanoseconds
             }
             guard let sleeper = lender, let ring = sleeper.ring else { return }
-            payOwed(sleeper, routing: &routing)
+            matching.payOwed(sleeper, routing: &routing)
             ss_switch_ring_close(ring)
             ringsOpen -= 1
             preemptions.forget(sleeper.tid)
@@ -665,39 +633,6 @@ final class WallScheduler: SamplerSchedule {
         !thread.backlog.isEmpty || thread.ring.map { ss_switch_ring_unread($0) != 0 } ?? false
     }
 
-    /// Counts `ticks` ticks lost for `reason`.
-    private func lose(_ ticks: Int, _ reason: TickLoss) {
-        guard ticks > 0 else { return }
-        lostTicks[reason, default: 0] += ticks
-    }
-
-    /// Counts `ticks` of `thread` lost for `reason`, and tells the consumers when the thread may
-    /// have been anywhere then: what was open on it before cannot be said to go on after them.
-    private func lose(_ ticks: Int, _ reason: TickLoss, of thread: WallThread, routing: inout SampleRouting) {
-        guard ticks > 0 else { return }
-        lose(ticks, reason)
-        if reason.leavesPlaceUnknown { routing.ticksLost(thread.tid) }
-    }
-
-    /// A tick of a thread on a core or waiting for one, at CPU time `cpu`: counted now if its
-    /// stack is known there, else kept for the sample that will come.
-    /// Counted at once when no later sample can be nearer: the next one comes the samples'
-    /// spacing of CPU time after the last (`sampleSpacing`), so a tick less than half of that
-    /// after a sample's CPU time is nearest to it.
-    private func tick(_ thread: WallThread, cpu: Int64, at now: UInt64, ticks: Int, routing: inout SampleRouting) {
-        if thread.pending.isEmpty, let known = thread.known, known.standsForRunning,
-           cpu - known.cpu < (known.reach == Self.unmovedNanoseconds ? Self.unmovedNanoseconds : sampleSpacing / 2 - Self.unmovedNanoseconds) {
-            return count(thread, known: known, at: now, ticks: ticks, routing: &routing)
-        }
-        if let last = thread.pending.last, last.cpu == cpu {
-            thread.pending.updateLast { $0.ticks += ticks }
-        } else if thread.pending.count < Self.maximumPending {
-            thread.pending.append(WallThread.Tick(time: now, cpu: cpu, ticks: ticks))
-        } else {
-            lose(ticks, .tooManyWaiting, of: thread, routing: &routing)
-        }
-    }
-
     /// Walks a thread found asleep in the sleep that began at `sleep` (or, with `sleep` nil, one
     /// whose switches are unknown) at CPU time `cpu`. Walked, the ticks before are settled and
     /// these are counted with the walk. Found running without switches, the ticks wait for a
@@ -716,16 +651,16 @@ final class WallScheduler: SamplerSchedule {
         let sequence = ring == nil ? ss_thread_schedule_sequence(thread.tid) : -1
         switch walkBlocked(thread, cpu: cpu, at: now, stayedAsleep: stayedAsleep) {
         case .walked:
-            var known = WallThread.Known(sample: Sample(blockedWalker.sample), cpu: cpu, reach: Self.unmovedNanoseconds)
+            var known = WallThread.Known(sample: Sample(blockedWalker.sample), cpu: cpu, reach: WallTickMatching.unmovedNanoseconds)
             known.sleep = sleep
             if sleep != nil { thread.lookWalked(true) }
-            settle(thread, next: known, routing: &routing)
+            matching.settle(thread, next: known, routing: &routing)
             if sequence >= 0 { thread.asleepSequence = sequence }
-            count(thread, known: known, at: now, ticks: due, routing: &routing)
+            matching.count(thread, known: known, at: now, ticks: due, routing: &routing)
             return true
         case .running where sleep == nil:
             thread.cpuAtLastTick = cpu
-            tick(thread, cpu: cpu, at: now, ticks: due, routing: &routing)
+            matching.tick(thread, cpu: cpu, at: now, ticks: due, routing: &routing)
             return true
         case .running:
             thread.wokenFrom = sleep // its other ticks in that sleep are lost too, without a look
@@ -746,42 +681,6 @@ final class WallScheduler: SamplerSchedule {
         }
     }
 
-    /// `next` is the thread's newest known stack: each waiting tick up to its CPU time is
-    /// counted with the nearer, in CPU time, of the stack known before and `next`, among those
-    /// that reach it (`Known.reach`); a tick neither reaches is counted lost.
-    private func settle(_ thread: WallThread, next: WallThread.Known, routing: inout SampleRouting) {
-        var reachedNext = false
-        while let first = thread.pending.first, first.cpu <= next.cpu {
-            let tick = thread.pending.removeFirst()
-            let fromKnown = thread.known.map { tick.cpu - $0.cpu }
-            let toNext = next.cpu - tick.cpu
-            let knownReaches = !reachedNext && thread.known?.standsForRunning == true && fromKnown.map { $0 <= thread.known!.reach } == true
-            let nextReaches = toNext <= next.reach
-            if knownReaches, !nextReaches || fromKnown! <= toNext {
-                count(thread, known: thread.known!, at: tick.time, ticks: tick.ticks, routing: &routing)
-            } else if nextReaches {
-                if !reachedNext { thread.know(next) }
-                reachedNext = true
-                count(thread, known: next, at: tick.time, ticks: tick.ticks, routing: &routing)
-            } else {
-                lose(tick.ticks, .noSampleNear, of: thread, routing: &routing)
-            }
-        }
-        if !reachedNext { thread.know(next) }
-    }
-
-    /// Counts `known` (the thread's current known stack) for `ticks` ticks a period apart, the
-    /// last at `time`: the sample itself the first time, its stack again after.
-    private func count(_ thread: WallThread, known: WallThread.Known, at time: UInt64, ticks: Int, routing: inout SampleRouting) {
-        if thread.counted {
-            routing.repeatLast(thread.tid, at: time, times: ticks, spacing: intervalNanoseconds)
-        } else {
-            var sample = known.sample
-            sample.timeNanoseconds = time
-            routing.take(sample, owedTicks: ticks - 1)
-            thread.counted = true
-        }
-    }
 }
 
 /// What wall mode keeps of one thread (`WallScheduler`).
