@@ -114,10 +114,13 @@ import Testing
         Self.feed(&tracker, [[0x1010, 0x2005], [0x1010, 0x2005]], thread: 0)
         Self.feed(&tracker, [[0x1010, 0x3005], [0x1010, 0x3005]], thread: 1)
         tracker.ticksLost(thread: 0)
+        // Four ticks lost in a row, more than are bridged: told at the next sample.
+        #expect(tracker.records.isEmpty)
+        Self.feed(&tracker, [[0x1010, 0x2005]], thread: 0, from: 7)
         #expect(tracker.records.count == 2 && tracker.records.allSatisfy { $0.thread == 0 && $0.isCut && $0.durationNanoseconds == 2 * Self.period })
         // The same stack after the lost ticks: new calls, not the old ones going on.
-        Self.feed(&tracker, [[0x1010, 0x2005], [0x1010, 0x2005], [0x1010, 0x3005]], thread: 0, from: 6)
-        Self.feed(&tracker, [[0x1010, 0x3005]], thread: 1, from: 6)
+        Self.feed(&tracker, [[0x1010, 0x2005], [0x1010, 0x3005]], thread: 0, from: 8)
+        Self.feed(&tracker, [[0x1010, 0x3005]], thread: 1, from: 7)
         // A second loss before the thread's next sample changes nothing more.
         tracker.ticksLost(thread: 0)
         tracker.ticksLost(thread: 0)
@@ -125,13 +128,29 @@ import Testing
         tracker.finish()
         let a = Self.records(tracker, "a").filter { $0.thread == 0 }
         #expect(a.map(\.samples) == [2, 2, 1] && a.allSatisfy(\.isCut), "\(a)")
-        #expect(a[1].startNanoseconds == 6 * Self.period - Self.period / 2)
+        #expect(a[1].startNanoseconds == 7 * Self.period - Self.period / 2)
         // Opened after a whole sample, not after lost ticks, but ended by them: cut too.
         let b0 = try #require(Self.records(tracker, "b").filter { $0.thread == 0 }.only)
         #expect(b0.isCut && b0.samples == 1)
         let b1 = try #require(Self.records(tracker, "b").filter { $0.thread == 1 }.only)
         #expect(!b1.isCut && b1.samples == 3)
         #expect(tracker.counts.cut == tracker.records.filter(\.isCut).count && tracker.counts.cut == 7)
+    }
+
+    /// Wall mode: a gap of a few lost ticks is no wider than a run of ticks counted with one sample.
+    @Test("up to three ticks lost in a row are bridged: the calls go on whole; lost ticks before a thread's end cut its calls")
+    func shortLossesAreBridged() throws {
+        var tracker = Self.tracker()
+        Self.feed(&tracker, [[0x1010, 0x2005], [0x1010, 0x2005]], thread: 0)
+        tracker.ticksLost(thread: 0)
+        Self.feed(&tracker, [[0x1010, 0x2005]], thread: 0, from: 6)
+        tracker.ticksLost(thread: 0)
+        tracker.repeatLast(thread: 0, at: 10 * Self.period, times: 2)
+        tracker.ticksLost(thread: 0)
+        tracker.threadEnded(thread: 0)
+        let a = try #require(Self.records(tracker, "a").only)
+        #expect(a.samples == 5 && a.durationNanoseconds == 10 * Self.period)
+        #expect(a.isCut && tracker.counts.cut == 2)
     }
 
     /// Thread end closes a thread's invocations at their last sample; other threads carry on.

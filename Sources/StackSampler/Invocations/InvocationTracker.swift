@@ -21,7 +21,9 @@
 /// after them: the open invocations end at their last sample, marked cut (their end is not
 /// known), and those opened by the next sample are marked cut too (their start is not known). A
 /// cut invocation lasted at least its duration; whether the calls on either side were one call
-/// is not known.
+/// is not known. A gap no longer than `bridgedLostTicks` more ticks than samples usually leave
+/// (a look that raced a thread going to sleep, the sampler a few ticks late) hides no more than
+/// any run of ticks counted with one sample does, so it is bridged like them.
 struct InvocationTracker<Lookup: FunctionLookup> {
     /// An invocation still running: its identity and what has been seen of it.
     private struct Open {
@@ -51,9 +53,15 @@ struct InvocationTracker<Lookup: FunctionLookup> {
     private let stallThreshold: UInt64?
     /// Open invocations per thread index, root first.
     private var open: [Int: [Open]] = [:]
-    /// Threads whose ticks were lost since their last sample: their next sample's new
-    /// invocations have an unknown start.
+    /// Threads whose ticks were lost before their first sample, or across a gap cut: their next
+    /// sample's new invocations have an unknown start.
     private var cutThreads: Set<Int> = []
+    /// Threads whose ticks were lost since their last sample, with that sample's time: their
+    /// next sample bridges the gap or cuts it.
+    private var lostAfter: [Int: UInt64] = [:]
+    /// The longest gap between two samples across lost ticks that is bridged: this many ticks
+    /// lost in a row.
+    static var bridgedLostTicks: UInt64 { 3 }
     /// Whether a function (by start) passes the name pattern.
     private var wantedFunctions: [UInt: Bool] = [:]
     private var nextID: UInt64 = 1
@@ -83,6 +91,7 @@ struct InvocationTracker<Lookup: FunctionLookup> {
             return
         }
         var stack = open.removeValue(forKey: thread) ?? []
+        cutIfLostTooLong(&stack, thread: thread, at: time)
         let opensCut = cutThreads.remove(thread) != nil
         // A thread's samples may come a little out of order (wall mode counts a tick that waited
         // for a sample when the sample comes): a call never starts before the calls open around it.
@@ -122,6 +131,8 @@ struct InvocationTracker<Lookup: FunctionLookup> {
     /// has not run since).
     mutating func repeatLast(thread: Int, at time: UInt64, times: Int = 1) {
         guard var stack = open.removeValue(forKey: thread) else { return }
+        cutIfLostTooLong(&stack, thread: thread, at: time)
+        guard !stack.isEmpty else { return }
         for index in stack.indices {
             stack[index].lastSeen = max(stack[index].lastSeen, time)
             stack[index].samples += times
@@ -132,18 +143,30 @@ struct InvocationTracker<Lookup: FunctionLookup> {
 
     /// The thread has exited: its open invocations end at their last sample.
     mutating func threadEnded(thread: Int) {
-        cutThreads.remove(thread)
+        defer { cutThreads.remove(thread) }
         guard var stack = open.removeValue(forKey: thread) else { return }
+        cutIfLostTooLong(&stack, thread: thread, at: .max)
         close(&stack, from: 0, thread: thread)
     }
 
-    /// Wall mode: ticks of the thread were lost after its last sample. Its open invocations end
-    /// there, cut, and the next sample's are opened cut.
+    /// Wall mode: ticks of the thread were lost after its last sample. Its next sample (or its
+    /// end) says whether the gap is bridged or its open invocations end there, cut.
     mutating func ticksLost(thread: Int) {
-        cutThreads.insert(thread)
-        guard var stack = open.removeValue(forKey: thread) else { return }
+        guard let last = open[thread]?.first?.lastSeen else {
+            cutThreads.insert(thread)
+            return
+        }
+        if lostAfter[thread] == nil { lostAfter[thread] = last }
+    }
+
+    /// Where ticks of the thread were lost since its last sample and the gap to `time` is longer
+    /// than a bridged one, ends `stack` there, cut, and has the next sample's invocations opened cut.
+    private mutating func cutIfLostTooLong(_ stack: inout [Open], thread: Int, at time: UInt64) {
+        guard let last = lostAfter.removeValue(forKey: thread),
+              time > last &+ (Self.bridgedLostTicks + 1) * period else { return }
         for index in stack.indices { stack[index].isCut = true }
         close(&stack, from: 0, thread: thread)
+        cutThreads.insert(thread)
     }
 
     /// The session ends: every open invocation ends at its last sample.
@@ -185,6 +208,7 @@ struct InvocationTracker<Lookup: FunctionLookup> {
     mutating func renumber(_ renumbered: [Int: Int]) {
         open = Dictionary(uniqueKeysWithValues: open.compactMap { thread, stack in renumbered[thread].map { ($0, stack) } })
         cutThreads = Set(cutThreads.compactMap { renumbered[$0] })
+        lostAfter = Dictionary(uniqueKeysWithValues: lostAfter.compactMap { thread, last in renumbered[thread].map { ($0, last) } })
     }
 
     /// The name of the function at `address`, from the lookup.
