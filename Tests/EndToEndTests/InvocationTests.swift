@@ -30,16 +30,22 @@ extension EndToEnd {
             let tracePath = directory + "/trace.json"
             let run = try ProfiledRun.preload(
                 .invocations, [String(Self.rounds)],
-                settings: ["STACKSAMPLER_MODE": "wall", "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_INVOCATIONS": tracePath],
+                settings: ["STACKSAMPLER_MODE": "wall", "STACKSAMPLER_PERIOD": "1ms", "STACKSAMPLER_INVOCATIONS": tracePath,
+                           "STACKSAMPLER_SUMMARY": "-"],
                 setting: setting, in: directory)
             #expect(run.process.termination == .exited(0), "\(run.process)")
             let measured = try MeasuredCalls(parsing: run.process.stdout)
             let trace = try ChromeTrace(contentsOf: tracePath)
+            // What the profiler lost, said with any failure below.
+            let losses = run.process.stderrLines.filter { $0.contains("lost:") || $0.contains("invocations:") }.joined(separator: "\n")
 
             for name in Self.phases + ["run_phases", "call_twice", "short_spin"] {
                 let truth = try #require(measured.durations[name], "the program did not time \(name)")
                 let calls = trace.events(named: name)
-                try #require(calls.count == truth.count, "\(name): \(calls.count) invocations for \(truth.count) calls")
+                try #require(calls.count == truth.count, """
+                    \(name): \(calls.count) invocations for \(truth.count) calls: measured \(truth), reconstructed \(calls.map { "\($0.milliseconds) ms at \($0.ts / 1000) ms" })
+                    \(losses)
+                    """)
                 let errors = zip(calls, truth).map { abs($0.milliseconds - $1) }
                 let relative = zip(errors, truth).map { $0 / $1 }
                 let median = errors.sorted()[errors.count / 2]
