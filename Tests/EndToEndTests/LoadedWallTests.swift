@@ -124,7 +124,11 @@ extension EndToEnd {
             // Every tick of the loop is counted or counted lost (the rest: the program's start and end).
             let counted = Double(profile.totalSamples) + skipped
             #expect(counted >= (spinTicks + napTicks) * 0.95, "\(counted) ticks counted or lost for \(spinTicks + napTicks) in the loop\n\(stderr)")
-            // The summary says why they were lost: the naps, most of all, over before they were walked.
+            // The summary says why they were lost: the naps over before they were walked, a good
+            // part of them. Not always the first reason: where the host steals time, a tick's CPU
+            // time (its thread's at the read, less its time on a core since) lags, and more ticks
+            // of the spin fall beyond its samples' reach, lost as "no sample near" (757 to 498
+            // in one CI run at 1 ms, with steal up to a fifth of the cores).
             if skipped > 0 {
                 let reasons = try #require(stderr.firstMatch(of: /skipped ticks \(stack not knowable: ([^)]*)\)/).map { String($0.1) }, "\(stderr)")
                 let byReason = reasons.split(separator: ", ").compactMap { part -> (String, Double)? in
@@ -132,7 +136,8 @@ extension EndToEnd {
                     return (String(part[part.index(after: space)...]), ticks)
                 }
                 #expect(byReason.reduce(0) { $0 + $1.1 } == skipped, "the reasons add up to the ticks skipped: \(reasons)")
-                #expect(byReason.first?.0 == "sleep over before it was walked", "\(reasons)")
+                let sleepsOver = byReason.first { $0.0 == "sleep over before it was walked" }?.1 ?? 0
+                #expect(sleepsOver >= 0.25 * skipped, "\(reasons)")
             }
         }
 
