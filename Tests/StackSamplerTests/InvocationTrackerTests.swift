@@ -151,6 +151,7 @@ import Testing
         let a = try #require(Self.records(tracker, "a").only)
         #expect(a.samples == 5 && a.durationNanoseconds == 10 * Self.period)
         #expect(a.isCut && tracker.counts.cut == 2)
+        #expect(tracker.counts.bridgedGaps == 2)
     }
 
     /// Thread end closes a thread's invocations at their last sample; other threads carry on.

@@ -162,8 +162,11 @@ struct InvocationTracker<Lookup: FunctionLookup> {
     /// Where ticks of the thread were lost since its last sample and the gap to `time` is longer
     /// than a bridged one, ends `stack` there, cut, and has the next sample's invocations opened cut.
     private mutating func cutIfLostTooLong(_ stack: inout [Open], thread: Int, at time: UInt64) {
-        guard let last = lostAfter.removeValue(forKey: thread),
-              time > last &+ (Self.bridgedLostTicks + 1) * period else { return }
+        guard let last = lostAfter.removeValue(forKey: thread) else { return }
+        guard time > last &+ (Self.bridgedLostTicks + 1) * period else {
+            counts.bridgedGaps += 1
+            return
+        }
         for index in stack.indices { stack[index].isCut = true }
         close(&stack, from: 0, thread: thread)
         cutThreads.insert(thread)

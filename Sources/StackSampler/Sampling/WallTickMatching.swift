@@ -29,7 +29,7 @@ struct WallTickMatching {
     /// The tick: the sampling period.
     let intervalNanoseconds: UInt64
     /// CPU time between two samples of a running thread with the session's engine (the
-    /// counters' period, or the timers' scheduler tick).
+    /// counters' period, or the timers' scheduler tick): the engine's, set by the scheduler at each wake.
     var sampleSpacing: Int64
     /// Ticks counted lost, by reason.
     private(set) var lost: [TickLoss: Int] = [:]
