@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #include "engine_internal.h"
 #include "sampling_engine.h"
+#include "wait_frames.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -33,8 +34,8 @@
 /* libc's definitions, looked up as the library loads: a mask may be changed, or a signal
  * read, in a signal handler (the engine's own, a program's), where the loader must not be
  * entered. */
-enum { REAL_SIGNALFD, REAL_SIGWAIT, REAL_SIGWAITINFO, REAL_SIGTIMEDWAIT, REAL_SIGPENDING, REAL_COUNT };
-static const char *const real_names[REAL_COUNT] = {"signalfd", "sigwait", "sigwaitinfo", "sigtimedwait", "sigpending"};
+enum { REAL_SIGNALFD, REAL_SIGPENDING, REAL_COUNT };
+static const char *const real_names[REAL_COUNT] = {"signalfd", "sigpending"};
 static void *_Atomic real_functions[REAL_COUNT];
 
 __attribute__((constructor)) static void resolve_real_functions(void) {
@@ -52,8 +53,7 @@ static int real_sigpending(sigset_t *set) {
 }
 
 static int real_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout) {
-    __typeof__(&sigtimedwait) function = real_function(REAL_SIGTIMEDWAIT);
-    return function ? function(set, info, timeout) : -1;
+    return ss_wait_resolve(SS_FRAMED_SLOT_sigtimedwait) ? ss_framed_sigtimedwait(set, info, timeout) : -1;
 }
 
 void ss_discard_pending_own_signals(int signo) {
@@ -156,17 +156,15 @@ SS_INTERPOSER int signalfd(int fd, const sigset_t *mask, int flags) {
 }
 
 SS_INTERPOSER int sigwait(const sigset_t *set, int *signo) {
-    __typeof__(&sigwait) real = real_function(REAL_SIGWAIT);
-    if (!real) return ENOSYS;
+    if (!ss_wait_resolve(SS_FRAMED_SLOT_sigwait)) return ENOSYS;
     before_synchronous_read(set);
-    return real(set, signo);
+    return ss_framed_sigwait(set, signo);
 }
 
 SS_INTERPOSER int sigwaitinfo(const sigset_t *set, siginfo_t *info) {
-    __typeof__(&sigwaitinfo) real = real_function(REAL_SIGWAITINFO);
-    if (!real) return -1;
+    if (!ss_wait_resolve(SS_FRAMED_SLOT_sigwaitinfo)) return -1;
     before_synchronous_read(set);
-    return real(set, info);
+    return ss_framed_sigwaitinfo(set, info);
 }
 
 SS_INTERPOSER int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout) {

@@ -104,6 +104,10 @@ int ss_leave_out_own_handler(uintptr_t *frames, int count) {
 int ss_leave_out_own_code(uintptr_t *frames, int count, int *async_frame) {
     int leaf = 0;
     while (leaf < count && !in_engine(frames[leaf]) && !in_interposer(frames[leaf])) leaf++;
+    /* A blocking call the engine made passes through its frame (wait_frames.c): the engine's work. */
+    int caller = leaf;
+    while (caller < count && in_interposer(frames[caller])) caller++;
+    if (caller > leaf && caller < count && in_engine(frames[caller])) leaf = caller;
     int first = 0;
     if (leaf < count && in_engine(frames[leaf])) {
         /* The engine's own work, with what it called: left out up to the program's call. */

@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "engine_internal.h"
+#include "wait_frames.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -24,17 +25,6 @@
 #include <sys/select.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-enum { REAL_PPOLL, REAL_PPOLL_CHK, REAL_PSELECT, REAL_EPOLL_PWAIT, REAL_EPOLL_PWAIT2, REAL_SIGSUSPEND, REAL_COUNT };
-static const char *const real_names[REAL_COUNT] = {"ppoll", "__ppoll_chk", "pselect", "epoll_pwait", "epoll_pwait2", "sigsuspend"};
-static void *_Atomic real_functions[REAL_COUNT];
-
-/* Looked up as the library loads: sigsuspend may be called in a signal handler. */
-__attribute__((constructor)) static void resolve_real_functions(void) {
-    for (int which = 0; which < REAL_COUNT; which++) ss_next_symbol(real_names[which], &real_functions[which]);
-}
-
-static void *real_function(int which) { return ss_real_function(real_names[which], &real_functions[which]); }
 
 /* Lets an engine's signal pending on the calling thread in now: unblocked for a moment, it is
  * delivered as the mask call returns to user space. The kernel's own call, not sigpending's
@@ -101,62 +91,56 @@ static inline __attribute__((always_inline)) const sigset_t *begin_wait(const si
 }
 
 SS_INTERPOSER int ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask) {
-    __typeof__(&ppoll) real = real_function(REAL_PPOLL);
-    if (!real) return -1;
+    if (!ss_wait_resolve(SS_FRAMED_SLOT_ppoll)) return -1;
     sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
     int slot;          /* the thread's place among the waiting, or -1 */
-    int result = real(fds, count, timeout, begin_wait(mask, &adjusted, &slot));
+    int result = ss_framed_ppoll(fds, count, timeout, begin_wait(mask, &adjusted, &slot));
     finish_wait(slot);
     return result;
 }
 
 /* ppoll under _FORTIFY_SOURCE. */
 SS_INTERPOSER int __ppoll_chk(struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask, size_t fds_length) {
-    int (*real)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t) = real_function(REAL_PPOLL_CHK);
-    if (!real) return -1;
+    if (!ss_wait_resolve(SS_FRAMED_SLOT___ppoll_chk)) return -1;
     sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
     int slot;          /* the thread's place among the waiting, or -1 */
-    int result = real(fds, count, timeout, begin_wait(mask, &adjusted, &slot), fds_length);
+    int result = ss_framed___ppoll_chk(fds, count, timeout, begin_wait(mask, &adjusted, &slot), fds_length);
     finish_wait(slot);
     return result;
 }
 
 SS_INTERPOSER int pselect(int count, fd_set *read, fd_set *write, fd_set *except, const struct timespec *timeout, const sigset_t *mask) {
-    __typeof__(&pselect) real = real_function(REAL_PSELECT);
-    if (!real) return -1;
+    if (!ss_wait_resolve(SS_FRAMED_SLOT_pselect)) return -1;
     sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
     int slot;          /* the thread's place among the waiting, or -1 */
-    int result = real(count, read, write, except, timeout, begin_wait(mask, &adjusted, &slot));
+    int result = ss_framed_pselect(count, read, write, except, timeout, begin_wait(mask, &adjusted, &slot));
     finish_wait(slot);
     return result;
 }
 
 SS_INTERPOSER int epoll_pwait(int epoll, struct epoll_event *events, int capacity, int timeout, const sigset_t *mask) {
-    __typeof__(&epoll_pwait) real = real_function(REAL_EPOLL_PWAIT);
-    if (!real) return -1;
+    if (!ss_wait_resolve(SS_FRAMED_SLOT_epoll_pwait)) return -1;
     sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
     int slot;          /* the thread's place among the waiting, or -1 */
-    int result = real(epoll, events, capacity, timeout, begin_wait(mask, &adjusted, &slot));
+    int result = ss_framed_epoll_pwait(epoll, events, capacity, timeout, begin_wait(mask, &adjusted, &slot));
     finish_wait(slot);
     return result;
 }
 
 SS_INTERPOSER int epoll_pwait2(int epoll, struct epoll_event *events, int capacity, const struct timespec *timeout, const sigset_t *mask) {
-    __typeof__(&epoll_pwait2) real = real_function(REAL_EPOLL_PWAIT2);
-    if (!real) return -1;
+    if (!ss_wait_resolve(SS_FRAMED_SLOT_epoll_pwait2)) return -1;
     sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
     int slot;          /* the thread's place among the waiting, or -1 */
-    int result = real(epoll, events, capacity, timeout, begin_wait(mask, &adjusted, &slot));
+    int result = ss_framed_epoll_pwait2(epoll, events, capacity, timeout, begin_wait(mask, &adjusted, &slot));
     finish_wait(slot);
     return result;
 }
 
 SS_INTERPOSER int sigsuspend(const sigset_t *mask) {
-    __typeof__(&sigsuspend) real = real_function(REAL_SIGSUSPEND);
-    if (!real) return -1;
+    if (!ss_wait_resolve(SS_FRAMED_SLOT_sigsuspend)) return -1;
     sigset_t adjusted; /* the mask the wait runs with, when the profiler's */
     int slot;          /* the thread's place among the waiting, or -1 */
-    int result = real(begin_wait(mask, &adjusted, &slot));
+    int result = ss_framed_sigsuspend(begin_wait(mask, &adjusted, &slot));
     finish_wait(slot);
     return result;
 }

@@ -150,6 +150,16 @@ enum TestProgram: String, CaseIterable, Sendable {
     case unwindDiff = "unwind_diff"
     /// C++; exceptions, a SIGALRM handler of its own doing work, PLT calls, the vDSO, qsort callbacks.
     case unwindCode = "unwind_code"
+    /// C++ built with frame pointers; threads asleep two calls deep (`X_thread;X_middle;X_leaf`)
+    /// in nanosleep, poll, epoll_wait, read, a condition variable, ppoll and epoll_pwait: SECONDS.
+    case fpSleepers = "fp_sleepers"
+    /// fp_sleepers built without frame pointers.
+    case fpSleepersNoFramePointers = "fp_sleepers_nofp"
+    /// Calls the blocking calls the profiler passes through its frames and checks their results
+    /// and errno (syscall's seventh argument, recvfrom's sixth…); `checked N`, exit 1 on a difference.
+    case waitCalls = "wait_calls"
+    /// Calls strtol through the PLT 60 million times from `parse_numbers`.
+    case pltCalls = "plt_calls"
 
     /// The source file, relative to Tests/Programs.
     private var source: String {
@@ -159,7 +169,8 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .asyncStages, .asyncStagesSelf: "async_stages.swift"
         case .threadsBeforeStartNoFramePointers: "threads_before_start.c"
         case .rustThreads, .rustThreadsV0: "rust_threads.rs"
-        case .loaderChurn, .unwindCode: rawValue + ".cpp"
+        case .loaderChurn, .unwindCode, .fpSleepers: rawValue + ".cpp"
+        case .fpSleepersNoFramePointers: "fp_sleepers.cpp"
         default: rawValue + ".c"
         }
     }
@@ -171,14 +182,16 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .matrix, .swiftSignals: ["swiftc", "-O"]
         case .loaderChurn: ["g++", "-O2", "-pthread"]
         case .unwindCode: ["g++", "-O2"]
+        case .fpSleepers: ["g++", "-O2", "-pthread", "-fno-omit-frame-pointer"]
+        case .fpSleepersNoFramePointers: ["g++", "-O2", "-pthread", "-fomit-frame-pointer"]
         case .unwindDiff: ["gcc", "-O2", "-shared", "-fPIC", "-I", PackagePaths.root + "/Sources/CEngine/include"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
-        case .bursts, .lateThreads: ["gcc", "-O2", "-pthread"]
+        case .bursts, .lateThreads, .waitCalls: ["gcc", "-O2", "-pthread"]
         case .threads, .deep, .sleepers, .threadPool, .churn, .stall, .execer, .forkLoader, .keyHoarder, .signalRaces, .windowService, .daemonPipes,
              .callService, .mainExitsFirst:
             ["gcc", "-O2", "-pthread"]
         case .split, .ownSigprof, .exitStatus, .faults, .forker, .victim, .stripped, .invocations, .crash, .dispositionSetters, .tidReuse,
-             .profilerFds, .denyPerfEvents, .allowOnly, .pageFaults, .service, .forkRounds, .syscalls, .shortNaps, .maskedWaits: ["gcc", "-O2"]
+             .profilerFds, .denyPerfEvents, .allowOnly, .pageFaults, .service, .forkRounds, .syscalls, .shortNaps, .maskedWaits, .pltCalls: ["gcc", "-O2"]
         case .cAPI, .cAPIExec: ["gcc", "-O2", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         case .sessions: ["gcc", "-O2", "-pthread", "-I", PackagePaths.root + "/Sources/StackSamplerPreload/include"]
         case .inlined: ["gcc", "-O2", "-g"]
