@@ -20,7 +20,7 @@
 #define SS_LIBELF_FUNCTIONS(F) \
     F(elf_version) F(elf_begin) F(elf_memory) F(elf_end) F(elf_kind) F(elf_getphdrnum) F(elf_nextscn) \
     F(elf_getshdrstrndx) F(elf_strptr) F(elf_getdata) F(elf_getdata_rawchunk) F(elf_ndxscn) F(gelf_getclass) \
-    F(gelf_getehdr) F(gelf_getphdr) F(gelf_getshdr) F(gelf_getsym) F(gelf_getnote)
+    F(gelf_getehdr) F(gelf_getphdr) F(gelf_getshdr) F(gelf_getsym) F(gelf_getrela) F(gelf_getnote)
 
 #define SS_LIBDW_FUNCTIONS(F) \
     F(dwarf_begin_elf) F(dwarf_end) F(dwarf_addrdie) F(dwarf_getscopes) F(dwarf_getscopes_die) \

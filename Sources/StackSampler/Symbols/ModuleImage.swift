@@ -21,7 +21,8 @@ final class ModuleImage {
 
     /// Reads the tables of `file`, loaded from `path` (nil for an image in memory). Symbols come
     /// from its `.symtab` when it has function symbols; a stripped file combines its `.dynsym`,
-    /// its MiniDebugInfo (`.gnu_debugdata`) and the `.symtab` of its separate debug file.
+    /// its MiniDebugInfo (`.gnu_debugdata`) and the `.symtab` of its separate debug file;
+    /// the entries of its procedure linkage table are named `NAME@plt` (`pltSymbols`).
     /// Function ranges always come from the file itself: debug files keep no `.eh_frame`.
     /// With `readsLines`, DWARF comes from the file itself, else from its separate debug file.
     init(file: ElfFile, path: String?, debugFiles: DebugFileLocator?, readsLines: Bool = false) {
@@ -45,6 +46,7 @@ final class ModuleImage {
                 separateDebugFile()?.functionSymbols(in: SHT_SYMTAB),
             ].compactMap { $0 })
         }
+        if let stubs = file.pltSymbols() { sources.append(stubs) }
         symbols = SymbolTable(sources: sources, functions: functions)
         lines = readsLines ? DwarfLines(file: file) ?? separateDebugFile().flatMap(DwarfLines.init(file:)) : nil
     }

@@ -12,7 +12,8 @@ public enum FrameKind: String, Sendable {
 
 /// A resolved code address.
 public struct SymbolizedFrame: Sendable, Hashable {
-    /// Demangled function name without `+offset`. An address no symbol covers is named after
+    /// Demangled function name without `+offset`; `NAME@plt` in a procedure linkage table entry.
+    /// An address no symbol covers is named after
     /// the function that the module's unwind data places it in, `basename+0xSTART` (START = the
     /// function's first ELF vaddr), or `basename+0xOFFSET` (its own vaddr) outside every
     /// function; `[vdso]+0xOFFSET` / `[anon]+0xADDRESS`
