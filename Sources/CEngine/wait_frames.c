@@ -49,7 +49,9 @@ __attribute__((constructor)) static void resolve_wait_functions(void) {
 
 void *ss_wait_resolve(long slot) { return ss_real_function(wait_names[slot], &ss_wait_real[slot]); }
 
-/* A call whose function the C library lacks fails, as the engine's other interposers do. */
+/* A call whose function the C library lacks fails, as the engine's other interposers do: -1 and
+ * ENOSYS (a program linked against the C library has every function it calls, so only a call
+ * made through a symbol looked up at run time, found here, can come to this). */
 SS_HIDDEN long ss_wait_missing(void) {
     errno = ENOSYS;
     return -1;
