@@ -124,7 +124,9 @@ extension EndToEnd {
                     for call in seen.slowest.prefix(5) {
                         let match = calls.first { $0.name == name && abs(Double($0.endUnixNanoseconds) - Double(call.end)) <= 3e6 * periodMs + 2e6
                             && abs($0.milliseconds - call.milliseconds) <= tolerance($0.milliseconds) }
-                        #expect(match != nil, "\(context): listed slow call of \(call.milliseconds) ms ending at \(call.end) is none of the program's")
+                        let nearest = calls.filter { $0.name == name }.min { abs(Double($0.endUnixNanoseconds) - Double(call.end)) < abs(Double($1.endUnixNanoseconds) - Double(call.end)) }
+                        let offset = nearest.map { String((Double($0.endUnixNanoseconds) - Double(call.end)) / 1e6) } ?? "-"
+                        #expect(match != nil, "\(context): listed slow call of \(call.milliseconds) ms ending at \(call.end) is none of the program's; the nearest ended \(offset) ms from it and lasted \(nearest?.milliseconds ?? 0) ms")
                     }
                     if seen.slowest.count == 20, let shortestListed = seen.slowest.last?.milliseconds {
                         let missed = inside.filter { $0.milliseconds > shortestListed + tolerance($0.milliseconds) }.count

@@ -60,7 +60,7 @@ extension Profile {
         public var dropped = 0
         /// Of those kept, the cut ones: a start or end among lost ticks (`Invocation.isCut`).
         public var cut = 0
-        /// Gaps of lost ticks short enough to be bridged (`InvocationTracker.bridgedLostTicks`):
+        /// Lost ticks bridged, each alone between two samples (`InvocationTracker.bridgedLostTicks`):
         /// the calls open across them went on, not cut.
         public var bridgedGaps = 0
         /// Samples not used because their stack was incomplete (truncated at the maximum depth, leaf only, unwind failed).

@@ -8,7 +8,7 @@ extension Profile {
         if settings.capacity > 0 {
             parts.append("invocations: \(counts.kept) kept, \(counts.filtered) filtered out, \(counts.dropped) dropped (cap \(settings.capacity))"
                          + (counts.cut > 0 ? ", \(counts.cut) of those kept cut by lost ticks (start or end not known)" : "")
-                         + (counts.bridgedGaps > 0 ? ", \(counts.bridgedGaps) gaps of at most \(InvocationTracker<SymbolLookup>.bridgedLostTicks) lost ticks bridged" : "")
+                         + (counts.bridgedGaps > 0 ? ", \(counts.bridgedGaps) lost ticks bridged (alone between two samples: the calls on both sides taken as going on)" : "")
                          + (counts.incompleteSamples > 0 ? ", \(counts.incompleteSamples) samples with incomplete stacks not used" : "")
                          + (counts.trackedSamples > 0 ? "; tracking \(counts.trackingNanoseconds / UInt64(counts.trackedSamples)) ns per sample" : ""))
         }

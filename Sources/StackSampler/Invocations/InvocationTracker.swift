@@ -21,9 +21,11 @@
 /// after them: the open invocations end at their last sample, marked cut (their end is not
 /// known), and those opened by the next sample are marked cut too (their start is not known). A
 /// cut invocation lasted at least its duration; whether the calls on either side were one call
-/// is not known. A gap no longer than `bridgedLostTicks` more ticks than samples usually leave
-/// (a look that raced a thread going to sleep, the sampler a few ticks late) hides no more than
-/// any run of ticks counted with one sample does, so it is bridged like them.
+/// is not known. A gap of one lost tick (a look that raced a thread going to sleep) is bridged:
+/// it leaves two periods between samples, so a call, or a gap between two calls, shorter than
+/// two periods may go unseen there, where one period may between any two samples. A gap of two
+/// or more is cut: three lost ticks bridged hid the 25 ms wait between two requests at 10 ms,
+/// and the two were reported as one call of 240 ms.
 struct InvocationTracker<Lookup: FunctionLookup> {
     /// An invocation still running: its identity and what has been seen of it.
     private struct Open {
@@ -61,7 +63,7 @@ struct InvocationTracker<Lookup: FunctionLookup> {
     private var lostAfter: [Int: UInt64] = [:]
     /// The longest gap between two samples across lost ticks that is bridged: this many ticks
     /// lost in a row.
-    static var bridgedLostTicks: UInt64 { 3 }
+    static var bridgedLostTicks: UInt64 { 1 }
     /// Whether a function (by start) passes the name pattern.
     private var wantedFunctions: [UInt: Bool] = [:]
     private var nextID: UInt64 = 1
