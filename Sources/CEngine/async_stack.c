@@ -30,10 +30,10 @@ void ss_async_statistics(uint64_t *counts) {
     for (int i = 0; i < SS_ASYNC_OUTCOMES; i++) counts[i] = atomic_load_explicit(&outcome_counts[i], memory_order_relaxed);
 }
 
-/* A resume function is code: an address some module's unwind tables cover. */
+/* A resume function is code: an address in an executable segment of a loaded module. Not
+ * only where unwind rows cover it: swiftc without -g gives partial functions none. */
 static int is_code(const ss_module_index *index, uintptr_t address) {
-    const ss_unwind_row *row = index ? ss_module_index_find(index, address) : NULL;
-    return row && row->kind != SS_ROW_NONE;
+    return index && ss_module_index_holds_code(index, address);
 }
 
 /* The chain walk through an entered index. Cycles are found with Brent's method (a

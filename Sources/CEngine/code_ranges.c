@@ -50,12 +50,9 @@ typedef int (*dl_iterate_phdr_fn)(phdr_callback, void *);
 static int note_segments(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     (void)data;
-    for (int i = 0; i < info->dlpi_phnum && segment_count < SEGMENT_CAPACITY; i++) {
-        const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
-        if (segment->p_type != PT_LOAD || !(segment->p_flags & PF_X)) continue;
-        uintptr_t low = info->dlpi_addr + segment->p_vaddr;
-        segments[segment_count++] = (ss_code_range){low, low + segment->p_memsz};
-    }
+    size_t room = SEGMENT_CAPACITY - segment_count;
+    size_t count = ss_module_code_segments(info, segments + segment_count, room);
+    segment_count += count < room ? count : room;
     return 0;
 }
 

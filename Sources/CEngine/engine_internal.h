@@ -170,12 +170,23 @@ SS_HIDDEN void ss_unwind_table_free(ss_unwind_table *table);
 /* The row covering `pc`, or NULL before the first row. Signal-safe. */
 SS_HIDDEN const ss_unwind_row *ss_unwind_table_find(const ss_unwind_table *table, uintptr_t pc);
 
+/* An address range [low, high). */
+typedef struct {
+    uintptr_t low, high;
+} ss_code_range;
+/* module_of_address.c: the executable PT_LOAD segments of a loaded module, at most `capacity`
+ * of them written to `out`; how many it has. */
+SS_HIDDEN size_t ss_module_code_segments(const struct dl_phdr_info *info, ss_code_range *out, size_t capacity);
+
 /* module_cache.c: the published index of every module's table. A reader enters (never
  * waits), looks rows up, and leaves with the `buffer` it was given. */
 typedef struct ss_module_index ss_module_index;
 SS_HIDDEN const ss_module_index *ss_module_index_enter(int *buffer); /* NULL before the first refresh */
 SS_HIDDEN void ss_module_index_leave(int buffer);
 SS_HIDDEN const ss_unwind_row *ss_module_index_find(const ss_module_index *index, uintptr_t pc);
+/* Whether `address` lies in an executable segment of a module the index lists, with unwind
+ * rows or without (Swift code built without -g has none for its partial functions). */
+SS_HIDDEN int ss_module_index_holds_code(const ss_module_index *index, uintptr_t address);
 /* In a forked child: a refresh or a reader of the parent's is gone with its thread (a fork
  * waits for the sampler thread to park between ticks, outside any refresh: fork_quiesce.c). */
 void ss_module_cache_reset_after_fork(void);
@@ -185,11 +196,6 @@ void ss_module_cache_prepare(int deferred);
 /* The profiler's own modules are compiled too from the next refresh on: a walk ended early
  * (handler.c), maybe in one of them. Async-signal-safe. */
 SS_HIDDEN void ss_module_cache_want_own_tables(void);
-
-/* An address range [low, high). */
-typedef struct {
-    uintptr_t low, high;
-} ss_code_range;
 
 /* perf_map_ranges.c: the ranges /tmp/perf-PID.map declares that `in_module` holds (read by the
  * sampler thread: what the file grew by since the last read), and the ranges kept so far, sorted. */

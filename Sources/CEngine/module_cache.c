@@ -46,7 +46,11 @@
 typedef int (*phdr_callback)(struct dl_phdr_info *, size_t, void *);
 typedef int (*dl_iterate_phdr_fn)(phdr_callback, void *);
 
-enum { MODULE_CAPACITY = 2048 };
+enum {
+    MODULE_CAPACITY = 2048,
+    MODULE_CODE_SEGMENTS = 2, /* executable segments kept per module (linkers make one) */
+    CODE_CAPACITY = 4096,     /* executable segments in an index */
+};
 
 /* A module as the refresh knows it: identity, and its table (NULL without unwind info,
  * or while `pending`: listed at start, or its compile given up, and compiled by a later
@@ -59,6 +63,8 @@ typedef struct {
     int pending;
     int own;
     ss_unwind_table *table;
+    ss_code_range code[MODULE_CODE_SEGMENTS];
+    size_t code_count;
 } known_module;
 
 typedef struct {
@@ -69,6 +75,9 @@ typedef struct {
 struct ss_module_index {
     indexed_module modules[MODULE_CAPACITY];
     size_t count;
+    /* Every listed module's executable segments, with rows or without, sorted by address. */
+    ss_code_range code[CODE_CAPACITY];
+    size_t code_count;
 };
 
 static ss_module_index indexes[2];
@@ -182,16 +191,32 @@ static int note_module(struct dl_phdr_info *info, size_t size, void *data) {
     if (!module) {
         if (known_count == MODULE_CAPACITY) return 1; /* the rest have no table: their samples end early */
         module = &known[known_count++];
-        *module = (known_module){info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, 0, 1, is_own_module(info), NULL};
+        *module = (known_module){info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, 0, 1, is_own_module(info), NULL, {{0, 0}}, 0};
+        size_t segments = ss_module_code_segments(info, module->code, MODULE_CODE_SEGMENTS);
+        module->code_count = segments < MODULE_CODE_SEGMENTS ? segments : MODULE_CODE_SEGMENTS;
     }
     module->seen = 1;
     if (pass->kind == PASS_ALL && compiled_now(module)) compile(module, info, pass);
     return 0;
 }
 
+/* Adds a module's executable segments to the index's, kept sorted. */
+static void index_code(ss_module_index *index, const known_module *module) {
+    for (size_t k = 0; k < module->code_count && index->code_count < CODE_CAPACITY; k++) {
+        size_t at = index->code_count++;
+        while (at > 0 && index->code[at - 1].low > module->code[k].low) {
+            index->code[at] = index->code[at - 1];
+            at--;
+        }
+        index->code[at] = module->code[k];
+    }
+}
+
 static void write_index(ss_module_index *index) {
     index->count = 0;
+    index->code_count = 0;
     for (size_t i = 0; i < known_count; i++) {
+        index_code(index, &known[i]);
         const ss_unwind_table *table = known[i].table;
         if (!table || table->count == 0) continue;
         indexed_module entry = {table->bias + table->rows[0].pc, table->bias + table->rows[table->count - 1].pc + 1, table};
@@ -289,6 +314,15 @@ const ss_unwind_row *ss_module_index_find(const ss_module_index *index, uintptr_
     }
     if (low == 0 || pc >= index->modules[low - 1].high) return NULL;
     return ss_unwind_table_find(index->modules[low - 1].table, pc);
+}
+
+int ss_module_index_holds_code(const ss_module_index *index, uintptr_t address) {
+    size_t low = 0, high = index->code_count; /* first segment starting past address */
+    while (low < high) {
+        size_t middle = (low + high) / 2;
+        if (index->code[middle].low <= address) low = middle + 1; else high = middle;
+    }
+    return low > 0 && address < index->code[low - 1].high;
 }
 
 SS_INTERPOSER int dlclose(void *handle) {

@@ -124,12 +124,13 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// Signals meeting the signal machinery half-way: siginterrupt, a bad sigaction pointer,
     /// concurrent sigaction writers, SIGSEGV sent during samples.
     case signalRaces = "signal_races"
-    /// Swift concurrency: task groups run `outerRequest` -> `middleStage` -> `leafWork` x3 -> `burn`, then
-    /// `outerRequest` -> `otherStage` -> `burn`, `outerRequest` -> `loopStage` -> `step` (awaited in a loop), with
-    /// Task.yield, Task.sleep, an actor hop and a @MainActor call.
     /// Worker threads serving requests through call chains of random depth into `serve_hot` for
     /// the given seconds; reports its CPU in serve_hot and its own resident size (see its header).
     case windowService = "window_service"
+    /// Swift concurrency: task groups run, each under withTaskCancellationHandler as a server's connections do,
+    /// `outerRequest` -> `middleStage` -> `leafWork` x3 -> `burn`, then
+    /// `outerRequest` -> `otherStage` -> `burn`, `outerRequest` -> `loopStage` -> `step` (awaited in a loop), with
+    /// Task.yield, Task.sleep, an actor hop and a @MainActor call.
     case asyncStages = "async_stages"
     /// `asyncStages` sampling itself at 1 ms through the C API (Profiler.start): ROUNDS MODE PROFILE.
     case asyncStagesSelf = "async_stages_self"

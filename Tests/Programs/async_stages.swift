@@ -1,4 +1,6 @@
-// Swift concurrency: each round's task group runs outerRequest, which awaits
+// Swift concurrency: each round's task group runs outerRequest (under withTaskCancellationHandler,
+// as a server handles each connection: the runtime's resume function for it has no unwind rows,
+// so an async chain through it is only found if any code address is taken as code), which awaits
 // middleStage (three leafWork calls, each after a Task.yield, then an actor hop), then
 // otherStage (after a Task.sleep), then loopStage (300,000 awaits of step in a loop), then a
 // @MainActor function. Most CPU is spent in burn, called by leafWork and otherStage only. The
@@ -70,7 +72,9 @@ func runRounds(_ rounds: Int) async -> Int {
     var result = 0
     for round in 0..<rounds {
         result &+= await withTaskGroup(of: Int.self) { group in
-            for i in 0..<4 { group.addTask { await outerRequest(round &* 4 &+ i, counter) } }
+            for i in 0..<4 {
+                group.addTask { await withTaskCancellationHandler { await outerRequest(round &* 4 &+ i, counter) } onCancel: {} }
+            }
             var sum = 0
             for await value in group { sum &+= value }
             return sum
