@@ -13,13 +13,14 @@ set -euo pipefail
 # (libcurl itself is loaded with dlopen only when the daemon pushes or the CLI fetches).
 # nginx, redis-server and apache2-utils (for `ab`): tests run real services that fork (a
 # daemonizing nginx and redis-server, nginx's pre-forked workers under ab's load) under the daemon.
-# nodejs: a test profiles JIT code (V8's, no CFI) with `node --perf-basic-prof`.
+# nodejs: a test profiles JIT code (V8's, no CFI) with `node --perf-basic-prof`. wrk: loads the
+# Hummingbird service the tests profile (Tests/Services/hb-service).
 # python3-pip: installs opentelemetry-proto below. systemd (for systemd-analyze) and util-linux
 # (setpriv): the tests play a hardened unit's SystemCallFilter=@system-service and run programs
 # as an ordinary user; linux-libc-dev numbers the system calls (<asm/unistd_64.h>).
 required=(libunwind-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev gcc rustc systemd util-linux linux-libc-dev
           chromium python3 fonts-dejavu-core golang-go libmicrohttpd-dev libmicrohttpd12 curl libcurl4-openssl-dev
-          nginx redis-server apache2-utils xz-utils g++ nodejs python3-pip)
+          nginx redis-server apache2-utils xz-utils g++ nodejs python3-pip wrk)
 missing=()
 for pkg in "${required[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
