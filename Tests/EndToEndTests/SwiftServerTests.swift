@@ -49,8 +49,8 @@ extension EndToEnd {
             childEnvironment.merge(environment) { _, new in new }
             process.environment = childEnvironment
             let stdoutPath = directory + "/service.stdout", stderrPath = directory + "/service.stderr"
-            FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-            FileManager.default.createFile(atPath: stderrPath, contents: nil)
+            _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+            _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
             process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
             process.standardError = FileHandle(forWritingAtPath: stderrPath)
             try process.run()
