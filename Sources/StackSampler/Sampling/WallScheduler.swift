@@ -20,9 +20,8 @@ import Glibc
 /// A thread whose switches cannot be read (no ring: the bound, or the kernel refused) is looked
 /// at through `/proc` at each tick instead.
 final class WallScheduler: SamplerSchedule {
-    /// Rings open at most: each one is a page of control and one of data, which the kernel
-    /// counts as locked memory of the user's perf budget (`ss_switch_ring_bound`).
-    private let maximumRings = Int(ss_switch_ring_bound())
+    /// The threads' context-switch rings.
+    private let rings = SwitchRings()
     /// A thread's CPU time read in longer than this is read again (`cpuTime(of:)`).
     private static let cpuReadSlack: UInt64 = 20_000
 
@@ -63,11 +62,6 @@ final class WallScheduler: SamplerSchedule {
     /// read per tick, a running thread without one a look through `/proc`.
     private static let longSleepNanoseconds: UInt64 = 100_000_000
     private var threads: [Int32: WallThread] = [:]
-    private var ringsOpen = 0
-    /// Whether the kernel (or a sandbox) refuses rings to this process: none is asked for again
-    /// (each thread without one would ask again at every wake that lends rings).
-    private var ringsRefused = false
-    private var switches = [ss_switch](repeating: ss_switch(), count: 256)
     /// Walks the stacks of threads blocked in a system call, without a signal.
     private let blockedWalker: BlockedThreadWalker
     /// The stacks where threads were preempted, for the ticks they wait for a core.
@@ -174,10 +168,7 @@ final class WallScheduler: SamplerSchedule {
         guard let thread = threads.removeValue(forKey: tid) else { return }
         splitStale = true
         matching.lose(thread.pending.reduce(0) { $0 + $1.ticks }, .noSampleNear)
-        if let ring = thread.ring {
-            ss_switch_ring_close(ring)
-            ringsOpen -= 1
-        }
+        if let ring = thread.ring { rings.close(ring) }
         preemptions.forget(tid)
         ss_held_file_close(thread.heldFile)
     }
@@ -303,15 +294,15 @@ final class WallScheduler: SamplerSchedule {
         for thread in threads.values {
             guard let ring = thread.ring else { continue }
             // Left in the ring unless it fills: the wake that counts reads it.
-            if ss_switch_ring_filling(ring) != 0 { readRing(ring, into: &thread.backlog) }
+            if ss_switch_ring_filling(ring) != 0 { rings.read(ring, into: &thread.backlog) }
             // Where it is: its newest switch, read or not (none since the last wake: the place that wake found).
-            let newest = Self.newestSwitch(ring) ?? thread.backlog.last
+            let newest = SwitchRings.newest(in: ring) ?? thread.backlog.last
             let place = newest.map(WallThread.Place.init) ?? thread.place
             guard case .asleep(let since) = place, since <= tick, thread.knownSleep != since, thread.walkedSleeps.last?.sleep != since,
                   thread.wokenFrom != since else { continue }
             let cpu = ss_thread_cpu_time_ns(thread.tid)
             guard cpu >= 0 else { continue }
-            let stayedAsleep = { (Self.newestSwitch(ring) ?? thread.backlog.last)?.time_ns == newest?.time_ns && ss_thread_cpu_time_ns(thread.tid) == cpu }
+            let stayedAsleep = { (SwitchRings.newest(in: ring) ?? thread.backlog.last)?.time_ns == newest?.time_ns && ss_thread_cpu_time_ns(thread.tid) == cpu }
             switch walkBlocked(thread, cpu: cpu, at: tick, stayedAsleep: stayedAsleep) {
             case .walked:
                 var known = WallThread.Known(sample: Sample(blockedWalker.sample), cpu: cpu, reach: WallTickMatching.unmovedNanoseconds)
@@ -339,14 +330,14 @@ final class WallScheduler: SamplerSchedule {
                             doubt: inout WakeDoubt, routing: inout SampleRouting) {
         // Asleep since a sleep already walked, and no switch since: its ticks owed, counted in
         // one step later (`payOwed`). The common case of a program of many threads, first.
-        if end == nil, case .asleep(let since) = thread.place, thread.knownSleep == since, !hasUnreadSwitches(thread) {
+        if end == nil, case .asleep(let since) = thread.place, thread.knownSleep == since, !SwitchRings.hasUnread(thread) {
             matching.owe(thread, due, at: now, routing: &routing)
             return
         }
         defer { thread.forgetWalkedSleepsLeft() }
         let before = thread.place
         let ringRead = ss_now_ns()
-        var records = readSwitches(of: thread)
+        var records = rings.takeSwitches(of: thread)
         noteSleeps(of: thread, from: before, records: records)
         if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
             if let end {
@@ -373,7 +364,7 @@ final class WallScheduler: SamplerSchedule {
         } else {
             (cpu, read) = Self.cpuTime(of: thread.tid)
             let placeBefore = thread.place
-            let later = readSwitches(of: thread)
+            let later = rings.takeSwitches(of: thread)
             noteSleeps(of: thread, from: placeBefore, records: later)
             if later.contains(where: { $0.kind == SS_SWITCH_LOST }) {
                 lookUnknown(thread, at: now, due: due, late: late, routing: &routing)
@@ -541,19 +532,18 @@ final class WallScheduler: SamplerSchedule {
     /// ring: unmoved, its known stack; it gets a ring back if the runner's cannot be opened).
     /// One search per wake.
     private func lendRing(to runner: WallThread, at now: UInt64, routing: inout SampleRouting) {
-        guard !ringSoughtThisWake, !ringsRefused else { return }
+        guard !ringSoughtThisWake, !rings.refused else { return }
         ringSoughtThisWake = true
         var lender: WallThread?
-        if ringsOpen >= maximumRings {
+        if rings.full {
             lender = threads.values.first { thread in
                 guard thread.ring != nil, case .asleep(let since) = thread.place, thread.knownSleep == since,
-                      thread.pending.isEmpty, thread.samples.isEmpty, !hasUnreadSwitches(thread) else { return false }
+                      thread.pending.isEmpty, thread.samples.isEmpty, !SwitchRings.hasUnread(thread) else { return false }
                 return now &- since >= Self.longSleepNanoseconds
             }
             guard let sleeper = lender, let ring = sleeper.ring else { return }
             matching.payOwed(sleeper, routing: &routing)
-            ss_switch_ring_close(ring)
-            ringsOpen -= 1
+            rings.close(ring)
             preemptions.forget(sleeper.tid)
             sleeper.ring = nil
             sleeper.place = .unknown
@@ -573,14 +563,12 @@ final class WallScheduler: SamplerSchedule {
         threads[tid] = thread
         guard watched, !thread.ringTried else { return thread }
         thread.ringTried = true
-        var error: Int32 = 0
         splitStale = true
-        if !ringsRefused, ringsOpen < maximumRings, let ring = ss_switch_ring_open(tid, &error) {
+        if let ring = rings.open(for: tid) {
             thread.ring = ring
             thread.lookedThrough = nil
             thread.watchedSince = ss_now_ns()
             thread.attachedSince = ss_thread_attached_at(tid)
-            ringsOpen += 1
             preemptions.watch(tid, at: thread.watchedSince)
             // Where it is now; the ring, open before this look, says every change after it. The
             // calling thread runs (the session's starting thread: its own syscall file shows the
@@ -594,43 +582,8 @@ final class WallScheduler: SamplerSchedule {
                 case .some(.none): break
                 }
             }
-        } else if ringsOpen == 0, [EACCES, EPERM, ENOSYS, ENODEV, EINVAL, EOPNOTSUPP].contains(-error) {
-            // Refused with none open: the process may not have any (with some open, a refusal
-            // is the locked-memory budget, which a ring given back frees).
-            ringsRefused = true
         }
         return thread
-    }
-
-    /// Takes in the thread's new context switches, those a look read first included (oldest first;
-    /// its place is then the last one's).
-    private func readSwitches(of thread: WallThread) -> [ss_switch] {
-        guard let ring = thread.ring else { return [] }
-        var records: [ss_switch] = []
-        swap(&records, &thread.backlog)
-        readRing(ring, into: &records)
-        if let last = records.last { thread.place = WallThread.Place(last) }
-        return records
-    }
-
-    /// The newest record in the ring not read yet, if any.
-    private static func newestSwitch(_ ring: OpaquePointer) -> ss_switch? {
-        var newest = ss_switch()
-        return ss_switch_ring_newest(ring, &newest) != 0 ? newest : nil
-    }
-
-    /// Appends the ring's new records to `records`.
-    private func readRing(_ ring: OpaquePointer, into records: inout [ss_switch]) {
-        while true {
-            let count = switches.withUnsafeMutableBufferPointer { ss_switch_ring_read(ring, $0.baseAddress, Int32($0.count)) }
-            records += switches[0..<Int(count)]
-            if Int(count) < switches.count { break }
-        }
-    }
-
-    /// Whether the thread has switches not taken in yet (read by a look, or still in its ring).
-    private func hasUnreadSwitches(_ thread: WallThread) -> Bool {
-        !thread.backlog.isEmpty || thread.ring.map { ss_switch_ring_unread($0) != 0 } ?? false
     }
 
     /// Walks a thread found asleep in the sleep that began at `sleep` (or, with `sleep` nil, one

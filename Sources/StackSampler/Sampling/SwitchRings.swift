@@ -1,0 +1,70 @@
+import CEngineHeader
+import Glibc
+
+/// The context-switch rings wall mode gives its threads (`ss_switch_ring_*`), and the reads of
+/// them: at most `bound` open at once (each is a page of control and one of data, which the
+/// kernel counts as locked memory of the user's perf budget); none asked for again once the
+/// kernel, or a sandbox, refused the process its first.
+final class SwitchRings {
+    /// Rings open at most (`ss_switch_ring_bound`).
+    let bound = Int(ss_switch_ring_bound())
+    private(set) var openCount = 0
+    /// Whether the kernel (or a sandbox) refuses rings to this process: none is asked for again
+    /// (each thread without one would ask again at every wake that lends rings).
+    private(set) var refused = false
+    private var buffer = [ss_switch](repeating: ss_switch(), count: 256)
+
+    /// Whether every ring the bound allows is open.
+    var full: Bool { openCount >= bound }
+
+    /// A ring for `tid`, if one may be opened and the kernel gives it. A refusal with none open
+    /// means the process may have none; with some open, it is the locked-memory budget, which a
+    /// ring given back frees.
+    func open(for tid: Int32) -> OpaquePointer? {
+        guard !refused, !full else { return nil }
+        var error: Int32 = 0
+        if let ring = ss_switch_ring_open(tid, &error) {
+            openCount += 1
+            return ring
+        }
+        if openCount == 0, [EACCES, EPERM, ENOSYS, ENODEV, EINVAL, EOPNOTSUPP].contains(-error) { refused = true }
+        return nil
+    }
+
+    /// Gives `ring` back.
+    func close(_ ring: OpaquePointer) {
+        ss_switch_ring_close(ring)
+        openCount -= 1
+    }
+
+    /// Takes in the thread's new context switches, those a look read first included (oldest
+    /// first; its place is then the last one's).
+    func takeSwitches(of thread: WallThread) -> [ss_switch] {
+        guard let ring = thread.ring else { return [] }
+        var records: [ss_switch] = []
+        swap(&records, &thread.backlog)
+        read(ring, into: &records)
+        if let last = records.last { thread.place = WallThread.Place(last) }
+        return records
+    }
+
+    /// Appends the ring's new records to `records`.
+    func read(_ ring: OpaquePointer, into records: inout [ss_switch]) {
+        while true {
+            let count = buffer.withUnsafeMutableBufferPointer { ss_switch_ring_read(ring, $0.baseAddress, Int32($0.count)) }
+            records += buffer[0..<Int(count)]
+            if Int(count) < buffer.count { break }
+        }
+    }
+
+    /// The newest record in the ring not read yet, if any.
+    static func newest(in ring: OpaquePointer) -> ss_switch? {
+        var newest = ss_switch()
+        return ss_switch_ring_newest(ring, &newest) != 0 ? newest : nil
+    }
+
+    /// Whether the thread has switches not taken in yet (read by a look, or still in its ring).
+    static func hasUnread(_ thread: WallThread) -> Bool {
+        !thread.backlog.isEmpty || thread.ring.map { ss_switch_ring_unread($0) != 0 } ?? false
+    }
+}
