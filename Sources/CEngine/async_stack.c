@@ -31,7 +31,8 @@ void ss_async_statistics(uint64_t *counts) {
 }
 
 /* A resume function is code: an address in an executable segment of a loaded module. Not
- * only where unwind rows cover it: swiftc without -g gives partial functions none. */
+ * only where unwind rows cover it: the Swift runtime's own resume functions may have none
+ * (withTaskCancellationHandler's, through which every NIO connection passes). */
 static int is_code(const ss_module_index *index, uintptr_t address) {
     return index && ss_module_index_holds_code(index, address);
 }

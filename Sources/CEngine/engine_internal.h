@@ -185,7 +185,7 @@ SS_HIDDEN const ss_module_index *ss_module_index_enter(int *buffer); /* NULL bef
 SS_HIDDEN void ss_module_index_leave(int buffer);
 SS_HIDDEN const ss_unwind_row *ss_module_index_find(const ss_module_index *index, uintptr_t pc);
 /* Whether `address` lies in an executable segment of a module the index lists, with unwind
- * rows or without (Swift code built without -g has none for its partial functions). */
+ * rows or without (some of the Swift runtime's resume functions have none). Signal-safe. */
 SS_HIDDEN int ss_module_index_holds_code(const ss_module_index *index, uintptr_t address);
 /* In a forked child: a refresh or a reader of the parent's is gone with its thread (a fork
  * waits for the sampler thread to park between ticks, outside any refresh: fork_quiesce.c). */
