@@ -6,6 +6,8 @@
  *   recurse(9) calls itself down to recurse(0), which spins 30 ms: ten nested invocations;
  *   call_twice() calls short_spin (20 ms), spins 15 ms itself, then calls short_spin again.
  * Every call is timed with CLOCK_MONOTONIC around it and printed as `call NAME MILLISECONDS`.
+ * With argv[2], warm_up() first spins that many seconds of CPU, untimed: a profiler that starts
+ * its engine late (under load) has it running by the first timed call.
  *
  * Build: gcc -O2 -o invocations invocations.c   (no frame pointers on purpose) */
 #include "workload.h"
@@ -40,6 +42,8 @@ SAMPLED_FUNCTION uint64_t recurse(int depth) {
     return below ^ (below >> depth);  /* work after the call: neither a tail call nor an accumulator loop */
 }
 
+SAMPLED_FUNCTION uint64_t warm_up(double seconds) { return burn_cpu(seconds, 0x94D049BB133111EBULL); }
+
 SAMPLED_FUNCTION void call_twice(void) {
     TIMED("short_spin", short_spin());
     checksum ^= burn_cpu(0.015, 0x85EBCA77C2B2AE63ULL);
@@ -48,6 +52,7 @@ SAMPLED_FUNCTION void call_twice(void) {
 
 int main(int argc, char **argv) {
     const int rounds = argc > 1 ? atoi(argv[1]) : 5;
+    if (argc > 2) checksum ^= warm_up(atof(argv[2]));
     for (int round = 0; round < rounds; round++) {
         TIMED("run_phases", (run_phases(), 0));
         TIMED("recurse", recurse(9));

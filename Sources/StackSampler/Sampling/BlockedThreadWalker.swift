@@ -28,8 +28,8 @@ final class BlockedThreadWalker {
     enum Look {
         /// Running, or waiting for a core.
         case running
-        /// Blocked; its stack was walked into the sample buffer (`sample`).
-        case walked(Position)
+        /// Blocked; its stack, walked.
+        case walked(Sample)
         /// Blocked but moving: the walk could not be checked; or blocked in the profiler's own
         /// code. Neither signal nor sample it now.
         case unsettled
@@ -38,25 +38,11 @@ final class BlockedThreadWalker {
     }
 
     private let capacity: Int
-    private let buffer: UnsafeMutableRawPointer
-    private let pages = UnsafeMutablePointer<ss_page_cache>.allocate(capacity: 1)
+    private let probes: any WallProbes
 
-    /// The last walked sample, valid until the next `look`.
-    var sample: UnsafePointer<ss_sample> { UnsafePointer(buffer.assumingMemoryBound(to: ss_sample.self)) }
-
-    /// The profiler's own modules' code (`ProfilerModules.codeRanges`): a program thread asleep
-    /// in it (the stopping thread waiting for the sampler) is the profiler's, and is not walked.
-    private let profilerCode = ProfilerModules.codeRanges()
-
-    init(maxDepth: Int) {
+    init(maxDepth: Int, probes: any WallProbes) {
         capacity = maxDepth
-        buffer = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<ss_sample>.stride + maxDepth * MemoryLayout<UInt>.size,
-                                                  alignment: MemoryLayout<ss_sample>.alignment)
-    }
-
-    deinit {
-        buffer.deallocate()
-        pages.deallocate()
+        self.probes = probes
     }
 
     /// Where `tid` is blocked now: nil while it runs, `.some(nil)` once it has exited. The kernel
@@ -64,13 +50,9 @@ final class BlockedThreadWalker {
     /// (`readAgain`). A thread whose switches say it is asleep and that the kernel calls running
     /// was woken and waits for a core: a second read finds the same, and is not made. With
     /// `heldFile` (the thread's, `ss_thread_blocked_position_held`), read through its file held open.
-    static func position(of tid: Int32, readAgain: Bool = true, heldFile: UnsafeMutablePointer<Int32>? = nil) -> Position?? {
-        var raw = ss_blocked_position()
-        let read = { (raw: inout ss_blocked_position) in
-            if let heldFile { ss_thread_blocked_position_held(tid, heldFile, &raw) } else { ss_thread_blocked_position(tid, &raw) }
-        }
-        var found = read(&raw)
-        if readAgain, found == 0 { found = read(&raw) }
+    func position(of tid: Int32, readAgain: Bool = true, heldFile: UnsafeMutablePointer<Int32>? = nil) -> Position?? {
+        var (found, raw) = probes.blockedPosition(of: tid, heldFile: heldFile)
+        if readAgain, found == 0 { (found, raw) = probes.blockedPosition(of: tid, heldFile: heldFile) }
         switch found {
         case 1: return .some(Position(raw: raw))
         case 0: return nil
@@ -79,35 +61,19 @@ final class BlockedThreadWalker {
     }
 
     /// Looks at `tid`, whose CPU time is `cpu` (read before this look): if it is blocked, walks its
-    /// stack into `sample` (time `now`) and checks it stayed put meanwhile: with `stayedAsleep` (its
+    /// stack (a sample at time `now`) and checks it stayed put meanwhile: with `stayedAsleep` (its
     /// context switches say whether it was switched in since), else by reading its CPU time again.
     /// Reads through the thread's held file (`heldFile`), if given.
     func look(at tid: Int32, cpu: Int64, now: UInt64, stayedAsleep: (() -> Bool)? = nil,
               heldFile: UnsafeMutablePointer<Int32>? = nil) -> Look {
-        guard let found = Self.position(of: tid, readAgain: stayedAsleep == nil, heldFile: heldFile) else { return .running }
+        guard let found = position(of: tid, readAgain: stayedAsleep == nil, heldFile: heldFile) else { return .running }
         guard let before = found else { return .gone }
-        pages.initialize(to: ss_page_cache())
-        let frames = UnsafeMutablePointer(mutating: ss_sample_frames(buffer))
-        var outcome: Int32 = 0
-        var framePointerSteps: Int32 = 0
-        let count = ss_unwind_stack(before.programCounter, before.stackPointer, 0, 0, ss_read_memory_paged, pages,
-                                    frames, Int32(capacity), &outcome, &framePointerSteps)
-        let settled = stayedAsleep?() ?? (ss_thread_cpu_time_ns(tid) == cpu)
-        guard settled, count > 0 else { return .unsettled }
-        if !profilerCode.isEmpty, let frames, (0..<Int(count)).contains(where: { frame in profilerCode.contains { $0.contains(frames[frame]) } }) {
-            return .unsettled
-        }
-        var flags = UInt16(SS_SAMPLE_WITHOUT_SIGNAL)
-        if outcome == Int32(SS_WALK_TRUNCATED) { flags |= UInt16(SS_SAMPLE_TRUNCATED) }
-        if outcome == Int32(SS_WALK_ENDED_EARLY) { flags |= UInt16(SS_SAMPLE_UNWIND_FAILED) }
-        if framePointerSteps > 0 { flags |= UInt16(SS_SAMPLE_FRAME_POINTERS) }
-        let header = buffer.assumingMemoryBound(to: ss_sample.self)
-        header.pointee.time_ns = now
-        header.pointee.cpu_ns = cpu
-        header.pointee.tid = tid
-        header.pointee.depth = UInt16(count)
-        header.pointee.flags = flags
-        header.pointee.periods = 1
-        return .walked(before)
+        let stack = probes.unwindBlocked(at: before.raw, depth: capacity)
+        let settled = stayedAsleep?() ?? (probes.cpuTime(of: tid) == cpu)
+        guard settled, !stack.frames.isEmpty, !stack.inProfilerCode else { return .unsettled }
+        let cut: Profile.StackCut? = if stack.outcome == Int32(SS_WALK_TRUNCATED) { .depth }
+            else if stack.outcome == Int32(SS_WALK_ENDED_EARLY) { .noUnwindInfo } else { nil }
+        return .walked(Sample(tid: tid, timeNanoseconds: now, frames: stack.frames, cut: cut, periods: 1, cpuNanoseconds: cpu,
+                              throughFramePointers: stack.framePointerSteps > 0))
     }
 }

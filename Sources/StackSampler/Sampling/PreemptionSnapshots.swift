@@ -33,7 +33,7 @@ final class PreemptionSnapshots {
 
     private var states: [Int32: ThreadState] = [:]
     private var ringsOpen = 0
-    private let maximumRings = Int(ss_preempt_ring_bound())
+    private let maximumRings: Int
     /// Whether the kernel refused a ring for want of permission or support: then none is tried again.
     private var kernelRefused = false
     /// Preemptions whose ticks are counted at the stack copied there.
@@ -41,17 +41,17 @@ final class PreemptionSnapshots {
     /// Preemptions without a usable copy (no ring, the copy lost or too short to walk whole).
     private(set) var withoutCopy = 0
     private let capacity: Int
-    private let buffer: UnsafeMutableRawPointer
+    private let probes: any WallProbes
 
-    init(maxDepth: Int) {
+    /// Copies of stacks up to `maxDepth` frames, asked of the kernel through `probes`.
+    init(maxDepth: Int, probes: any WallProbes) {
         capacity = maxDepth
-        buffer = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<ss_sample>.stride + maxDepth * MemoryLayout<UInt>.size,
-                                                  alignment: MemoryLayout<ss_sample>.alignment)
+        self.probes = probes
+        maximumRings = probes.fixed.preemptionRingBound
     }
 
     deinit {
-        for state in states.values { ss_preempt_ring_close(state.ring) }
-        buffer.deallocate()
+        for state in states.values { if let ring = state.ring { probes.closePreemptionRing(ring) } }
     }
 
     /// A thread whose context switches are now read: its ring is opened, if the kernel allows.
@@ -63,7 +63,7 @@ final class PreemptionSnapshots {
     /// The thread ended (or its switches are no longer read): its ring is closed.
     func forget(_ tid: Int32) {
         guard let state = states.removeValue(forKey: tid), let ring = state.ring else { return }
-        ss_preempt_ring_close(ring)
+        probes.closePreemptionRing(ring)
         ringsOpen -= 1
     }
 
@@ -94,7 +94,7 @@ final class PreemptionSnapshots {
             default: break
             }
         }
-        if let ring = state.ring { ss_preempt_ring_drop(ring, read) }
+        if let ring = state.ring { probes.dropPreemptions(ring, upTo: read) }
         adapt(&state, tid: tid, at: read)
         return found
     }
@@ -102,13 +102,11 @@ final class PreemptionSnapshots {
     /// The copy of the switch at `time` (on the core got at `since`), walked whole, as a sample of
     /// thread `tid` at CPU time `cpu`.
     private func walk(_ ring: OpaquePointer, tid: Int32, since: UInt64, at time: UInt64, cpu: Int64, reach: Int64) -> WallThread.Known? {
-        let header = buffer.assumingMemoryBound(to: ss_sample.self)
-        guard ss_preempt_ring_walk(ring, since, time, header, Int32(capacity)) == 1 else { return nil }
-        header.pointee.tid = tid
-        header.pointee.cpu_ns = cpu
-        header.pointee.periods = 1
-        header.pointee.async_frames = 0
-        return WallThread.Known(sample: Sample(UnsafePointer(header)), cpu: cpu, reach: reach)
+        guard var sample = probes.walkPreemption(ring, since: since, at: time, depth: capacity) else { return nil }
+        sample.tid = tid
+        sample.cpuNanoseconds = cpu
+        sample.periods = 1
+        return WallThread.Known(sample: sample, cpu: cpu, reach: reach)
     }
 
     /// At the end of a span: the ring closed if the thread switched often of its own accord, or
@@ -118,7 +116,7 @@ final class PreemptionSnapshots {
         guard span >= Self.spanNanoseconds else { return }
         let perSecond = UInt64(state.voluntary) * 1_000_000_000 / span
         if let ring = state.ring, perSecond > Self.closingSwitchesPerSecond {
-            ss_preempt_ring_close(ring)
+            probes.closePreemptionRing(ring)
             ringsOpen -= 1
             state.ring = nil
         } else if state.ring == nil, state.preempted > 0, perSecond < Self.openingSwitchesPerSecond {
@@ -129,8 +127,8 @@ final class PreemptionSnapshots {
 
     private func open(_ tid: Int32) -> OpaquePointer? {
         guard !kernelRefused, ringsOpen < maximumRings else { return nil }
-        var error: Int32 = 0
-        guard let ring = ss_preempt_ring_open(tid, &error) else {
+        let (opened, error) = probes.openPreemptionRing(for: tid)
+        guard let ring = opened else {
             if error == -EACCES || error == -EPERM || error == -ENOENT || error == -EINVAL || error == -EOPNOTSUPP
                 || error <= SS_PERF_REFUSED_BY_FILTER { kernelRefused = true }
             return nil

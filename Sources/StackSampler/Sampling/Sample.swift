@@ -21,6 +21,18 @@ struct Sample: Sendable {
     /// Whether the stack reaches the thread's root (nothing cut or missing).
     var isComplete: Bool { cut == nil }
 
+    /// A sample from its parts (a stack walked by the sampler, or one read back from a trace).
+    init(tid: Int32, timeNanoseconds: UInt64, frames: [UInt], cut: Profile.StackCut?, periods: Int, cpuNanoseconds: Int64?,
+         throughFramePointers: Bool) {
+        self.tid = tid
+        self.timeNanoseconds = timeNanoseconds
+        self.frames = frames
+        self.cut = cut
+        self.periods = periods
+        self.cpuNanoseconds = cpuNanoseconds
+        self.throughFramePointers = throughFramePointers
+    }
+
     /// Decodes the engine's sample.
     init(_ sample: UnsafePointer<ss_sample>) {
         let header = sample.pointee

@@ -1,18 +1,24 @@
 import CEngineHeader
 import Glibc
 
-/// The context-switch rings wall mode gives its threads (`ss_switch_ring_*`), and the reads of
+/// The context-switch rings wall mode gives its threads (`ss_switch_ring_*`, through `WallProbes`), and the reads of
 /// them: at most `bound` open at once (each is a page of control and one of data, which the
 /// kernel counts as locked memory of the user's perf budget); none asked for again once the
 /// kernel, or a sandbox, refused the process its first.
 final class SwitchRings {
     /// Rings open at most (`ss_switch_ring_bound`).
-    let bound = Int(ss_switch_ring_bound())
+    let bound: Int
+    private let probes: any WallProbes
     private(set) var openCount = 0
     /// Whether the kernel (or a sandbox) refuses rings to this process: none is asked for again
     /// (each thread without one would ask again at every wake that lends rings).
     private(set) var refused = false
-    private var buffer = [ss_switch](repeating: ss_switch(), count: 256)
+
+    /// The rings of a session that asks the kernel through `probes`.
+    init(probes: any WallProbes) {
+        self.probes = probes
+        bound = probes.fixed.switchRingBound
+    }
 
     /// Whether every ring the bound allows is open.
     var full: Bool { openCount >= bound }
@@ -22,8 +28,8 @@ final class SwitchRings {
     /// ring given back frees.
     func open(for tid: Int32) -> OpaquePointer? {
         guard !refused, !full else { return nil }
-        var error: Int32 = 0
-        if let ring = ss_switch_ring_open(tid, &error) {
+        let (ring, error) = probes.openSwitchRing(for: tid)
+        if let ring {
             openCount += 1
             return ring
         }
@@ -33,7 +39,7 @@ final class SwitchRings {
 
     /// Gives `ring` back.
     func close(_ ring: OpaquePointer) {
-        ss_switch_ring_close(ring)
+        probes.closeSwitchRing(ring)
         openCount -= 1
     }
 
@@ -50,21 +56,16 @@ final class SwitchRings {
 
     /// Appends the ring's new records to `records`.
     func read(_ ring: OpaquePointer, into records: inout [ss_switch]) {
-        while true {
-            let count = buffer.withUnsafeMutableBufferPointer { ss_switch_ring_read(ring, $0.baseAddress, Int32($0.count)) }
-            records += buffer[0..<Int(count)]
-            if Int(count) < buffer.count { break }
-        }
+        probes.readSwitches(ring, into: &records)
     }
 
     /// The newest record in the ring not read yet, if any.
-    static func newest(in ring: OpaquePointer) -> ss_switch? {
-        var newest = ss_switch()
-        return ss_switch_ring_newest(ring, &newest) != 0 ? newest : nil
+    func newest(in ring: OpaquePointer) -> ss_switch? {
+        probes.newestSwitch(in: ring)
     }
 
     /// Whether the thread has switches not taken in yet (read by a look, or still in its ring).
-    static func hasUnread(_ thread: WallThread) -> Bool {
-        !thread.backlog.isEmpty || thread.ring.map { ss_switch_ring_unread($0) != 0 } ?? false
+    func hasUnread(_ thread: WallThread) -> Bool {
+        !thread.backlog.isEmpty || thread.ring.map { probes.hasUnreadSwitches($0) } ?? false
     }
 }

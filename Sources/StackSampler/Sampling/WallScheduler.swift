@@ -20,8 +20,10 @@ import Glibc
 /// A thread whose switches cannot be read (no ring: the bound, or the kernel refused) is looked
 /// at through `/proc` at each tick instead.
 final class WallScheduler: SamplerSchedule {
+    /// What the scheduler asks of the kernel (`WallProbes`): all it knows of the threads comes from there.
+    private let probes: any WallProbes
     /// The threads' context-switch rings.
-    private let rings = SwitchRings()
+    private let rings: SwitchRings
     /// A thread's CPU time read in longer than this is read again (`cpuTime(of:)`).
     private static let cpuReadSlack: UInt64 = 20_000
 
@@ -30,7 +32,7 @@ final class WallScheduler: SamplerSchedule {
     /// CPU time between two samples of a running thread with the session's engine
     /// (`ss_engine_sample_spacing_ns`: the counters' period, or the timers' scheduler tick), read
     /// as it is used: the engine is settled after this schedule is made.
-    private var sampleSpacing: Int64 { Int64(ss_engine_sample_spacing_ns()) }
+    private var sampleSpacing: Int64 { probes.sampleSpacing() }
     /// How far in CPU time a running thread's sample stands for it: a period, and twice the
     /// spacing of the samples where they come further apart (the timers, at each scheduler tick
     /// that finds the thread running: a tick between two takes the nearer).
@@ -83,17 +85,22 @@ final class WallScheduler: SamplerSchedule {
     /// Whether a ring was opened, closed or lent, or a thread forgotten, since `split` was made.
     private var splitStale = true
 
-    init(periodNanoseconds: UInt64, maxDepth: Int, bufferSlots: Int) {
+    /// A schedule ticking every `periodNanoseconds`, walking stacks up to `maxDepth` frames, for an
+    /// engine buffer of `bufferSlots` samples; it asks the kernel through `probes`.
+    init(periodNanoseconds: UInt64, maxDepth: Int, bufferSlots: Int, probes: any WallProbes) {
+        self.probes = probes
         intervalNanoseconds = periodNanoseconds
+        rings = SwitchRings(probes: probes)
         matching = WallTickMatching(intervalNanoseconds: periodNanoseconds, sampleSpacing: Int64(periodNanoseconds))
-        blockedWalker = BlockedThreadWalker(maxDepth: maxDepth)
-        preemptions = PreemptionSnapshots(maxDepth: maxDepth)
-        let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        let samplesPerTickAndCore = max(1, Int(periodNanoseconds / max(1, ss_wall_counter_period(periodNanoseconds))))
+        blockedWalker = BlockedThreadWalker(maxDepth: maxDepth, probes: probes)
+        preemptions = PreemptionSnapshots(maxDepth: maxDepth, probes: probes)
+        let fixed = probes.fixed
+        let samplesPerTickAndCore = max(1, Int(periodNanoseconds / max(1, fixed.counterPeriod)))
         // A wake counts at most a quarter of the engine's buffer at the pace of the counters'
         // samples on every core.
-        policy = WallWakePolicy(intervalNanoseconds: periodNanoseconds, maximumTicksForBuffer: bufferSlots / (4 * cores * samplesPerTickAndCore))
-        subsample = LookSubsample(intervalNanoseconds: periodNanoseconds, seed: ss_now_ns() ^ UInt64(getpid()))
+        policy = WallWakePolicy(intervalNanoseconds: periodNanoseconds,
+                                maximumTicksForBuffer: bufferSlots / (4 * fixed.cores * samplesPerTickAndCore))
+        subsample = LookSubsample(intervalNanoseconds: periodNanoseconds, seed: fixed.seed)
     }
 
     /// A sample of a running thread, kept until its thread's ticks are taken in at the next
@@ -170,7 +177,7 @@ final class WallScheduler: SamplerSchedule {
         matching.lose(thread.pending.reduce(0) { $0 + $1.ticks }, .noSampleNear)
         if let ring = thread.ring { rings.close(ring) }
         preemptions.forget(tid)
-        ss_held_file_close(thread.heldFile)
+        probes.closeHeldFile(thread.heldFile)
     }
 
     /// `due` ticks are counted, at the times they were due (the last one `now`): with the
@@ -258,7 +265,7 @@ final class WallScheduler: SamplerSchedule {
     /// ticks was not there at its first ones).
     private func firstLookedThrough(_ tid: Int32, at now: UInt64, due: Int) -> UInt64 {
         let batchStart = lastWake ?? now &- UInt64(due) &* intervalNanoseconds
-        let attached = ss_thread_attached_at(tid)
+        let attached = probes.attachedAt(tid)
         guard attached > batchStart, attached <= now else { return batchStart }
         // The last tick of the batch before the attach: the ticks after it are the thread's.
         return now &- ((now - attached) / intervalNanoseconds + 1) &* intervalNanoseconds
@@ -294,18 +301,19 @@ final class WallScheduler: SamplerSchedule {
         for thread in threads.values {
             guard let ring = thread.ring else { continue }
             // Left in the ring unless it fills: the wake that counts reads it.
-            if ss_switch_ring_filling(ring) != 0 { rings.read(ring, into: &thread.backlog) }
+            if probes.switchRingFilling(ring) { rings.read(ring, into: &thread.backlog) }
             // Where it is: its newest switch, read or not (none since the last wake: the place that wake found).
-            let newest = SwitchRings.newest(in: ring) ?? thread.backlog.last
+            let newest = rings.newest(in: ring) ?? thread.backlog.last
             let place = newest.map(WallThread.Place.init) ?? thread.place
             guard case .asleep(let since) = place, since <= tick, thread.knownSleep != since, thread.walkedSleeps.last?.sleep != since,
                   thread.wokenFrom != since else { continue }
-            let cpu = ss_thread_cpu_time_ns(thread.tid)
+            let cpu = probes.cpuTime(of: thread.tid)
             guard cpu >= 0 else { continue }
-            let stayedAsleep = { (SwitchRings.newest(in: ring) ?? thread.backlog.last)?.time_ns == newest?.time_ns && ss_thread_cpu_time_ns(thread.tid) == cpu }
+            let (rings, probes) = (rings, probes)
+            let stayedAsleep = { (rings.newest(in: ring) ?? thread.backlog.last)?.time_ns == newest?.time_ns && probes.cpuTime(of: thread.tid) == cpu }
             switch walkBlocked(thread, cpu: cpu, at: tick, stayedAsleep: stayedAsleep) {
-            case .walked:
-                var known = WallThread.Known(sample: Sample(blockedWalker.sample), cpu: cpu, reach: WallTickMatching.unmovedNanoseconds)
+            case .walked(let sample):
+                var known = WallThread.Known(sample: sample, cpu: cpu, reach: WallTickMatching.unmovedNanoseconds)
                 known.sleep = since
                 thread.walkedSleeps.append(known)
                 thread.lookWalked(true)
@@ -330,13 +338,13 @@ final class WallScheduler: SamplerSchedule {
                             doubt: inout WakeDoubt, routing: inout SampleRouting) {
         // Asleep since a sleep already walked, and no switch since: its ticks owed, counted in
         // one step later (`payOwed`). The common case of a program of many threads, first.
-        if end == nil, case .asleep(let since) = thread.place, thread.knownSleep == since, !SwitchRings.hasUnread(thread) {
+        if end == nil, case .asleep(let since) = thread.place, thread.knownSleep == since, !rings.hasUnread(thread) {
             matching.owe(thread, due, at: now, routing: &routing)
             return
         }
         defer { thread.forgetWalkedSleepsLeft() }
         let before = thread.place
-        let ringRead = ss_now_ns()
+        let ringRead = probes.now()
         var records = rings.takeSwitches(of: thread)
         noteSleeps(of: thread, from: before, records: records)
         if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
@@ -362,7 +370,7 @@ final class WallScheduler: SamplerSchedule {
         } else if thread.place == .preempted && before == .preempted && records.isEmpty && thread.cpuAtLastTick >= 0 {
             (cpu, read) = (thread.cpuAtLastTick, ringRead)
         } else {
-            (cpu, read) = Self.cpuTime(of: thread.tid)
+            (cpu, read) = cpuTime(of: thread.tid)
             let placeBefore = thread.place
             let later = rings.takeSwitches(of: thread)
             noteSleeps(of: thread, from: placeBefore, records: later)
@@ -461,13 +469,13 @@ final class WallScheduler: SamplerSchedule {
     /// The thread's CPU time and a moment it was read at (the moment before the read: it is at
     /// most the read's length ahead of the CPU time then); read again, up to twice, if the read
     /// took longer than `cpuReadSlack` (the sampler thread lost its core meanwhile).
-    private static func cpuTime(of tid: Int32) -> (cpu: Int64, at: UInt64) {
+    private func cpuTime(of tid: Int32) -> (cpu: Int64, at: UInt64) {
         var attempt = 0
         while true {
-            let before = ss_now_ns()
-            let cpu = ss_thread_cpu_time_ns(tid)
+            let before = probes.now()
+            let cpu = probes.cpuTime(of: tid)
             attempt += 1
-            if cpu < 0 || ss_now_ns() &- before <= cpuReadSlack || attempt == 3 { return (cpu, before) }
+            if cpu < 0 || probes.now() &- before <= Self.cpuReadSlack || attempt == 3 { return (cpu, before) }
         }
     }
 
@@ -503,11 +511,11 @@ final class WallScheduler: SamplerSchedule {
     private func lookUnknown(_ thread: WallThread, at now: UInt64, due: Int, late: Int, routing: inout SampleRouting) {
         // Walked asleep and not given a core since (no system call): still there.
         if let sequence = thread.asleepSequence, thread.pending.isEmpty, thread.samples.isEmpty, thread.counted,
-           ss_thread_schedule_sequence(thread.tid) == sequence {
+           probes.scheduleSequence(of: thread.tid) == sequence {
             matching.owe(thread, due, at: now, routing: &routing)
             return
         }
-        let cpu = ss_thread_cpu_time_ns(thread.tid)
+        let cpu = probes.cpuTime(of: thread.tid)
         if cpu >= 0, thread.pending.isEmpty, thread.samples.isEmpty, thread.counted, let known = thread.known,
            cpu - known.cpu < WallTickMatching.unmovedNanoseconds {
             matching.owe(thread, due, at: now, routing: &routing)
@@ -538,7 +546,7 @@ final class WallScheduler: SamplerSchedule {
         if rings.full {
             lender = threads.values.first { thread in
                 guard thread.ring != nil, case .asleep(let since) = thread.place, thread.knownSleep == since,
-                      thread.pending.isEmpty, thread.samples.isEmpty, !SwitchRings.hasUnread(thread) else { return false }
+                      thread.pending.isEmpty, thread.samples.isEmpty, !rings.hasUnread(thread) else { return false }
                 return now &- since >= Self.longSleepNanoseconds
             }
             guard let sleeper = lender, let ring = sleeper.ring else { return }
@@ -567,18 +575,18 @@ final class WallScheduler: SamplerSchedule {
         if let ring = rings.open(for: tid) {
             thread.ring = ring
             thread.lookedThrough = nil
-            thread.watchedSince = ss_now_ns()
-            thread.attachedSince = ss_thread_attached_at(tid)
+            thread.watchedSince = probes.now()
+            thread.attachedSince = probes.attachedAt(tid)
             preemptions.watch(tid, at: thread.watchedSince)
             // Where it is now; the ring, open before this look, says every change after it. The
             // calling thread runs (the session's starting thread: its own syscall file shows the
             // read of it, which would make it asleep until its next switch, its ticks lost).
-            if tid == ss_current_tid() {
+            if tid == probes.currentThread() {
                 thread.place = .onCore
             } else {
-                switch BlockedThreadWalker.position(of: tid) {
+                switch blockedWalker.position(of: tid) {
                 case .none: thread.place = .onCore
-                case .some(.some): thread.place = .asleep(since: ss_now_ns())
+                case .some(.some): thread.place = .asleep(since: probes.now())
                 case .some(.none): break
                 }
             }
@@ -599,12 +607,13 @@ final class WallScheduler: SamplerSchedule {
         // its CPU time did not move: a tid reused before the scan saw its thread end has a ring
         // that never gets another record).
         let ring = sleep == nil ? nil : thread.ring
-        let stayedAsleep = ring.map { ring in { ss_switch_ring_unread(ring) == 0 && ss_thread_cpu_time_ns(thread.tid) == cpu } }
+        let probes = probes
+        let stayedAsleep = ring.map { ring in { !probes.hasUnreadSwitches(ring) && probes.cpuTime(of: thread.tid) == cpu } }
         // Without a ring: read before the walk, so that a core got during it or after changes it.
-        let sequence = ring == nil ? ss_thread_schedule_sequence(thread.tid) : -1
+        let sequence = ring == nil ? probes.scheduleSequence(of: thread.tid) : -1
         switch walkBlocked(thread, cpu: cpu, at: now, stayedAsleep: stayedAsleep) {
-        case .walked:
-            var known = WallThread.Known(sample: Sample(blockedWalker.sample), cpu: cpu, reach: WallTickMatching.unmovedNanoseconds)
+        case .walked(let sample):
+            var known = WallThread.Known(sample: sample, cpu: cpu, reach: WallTickMatching.unmovedNanoseconds)
             known.sleep = sleep
             if sleep != nil { thread.lookWalked(true) }
             matching.settle(thread, next: known, routing: &routing)
