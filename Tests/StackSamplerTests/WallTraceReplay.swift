@@ -240,6 +240,8 @@ final class WallTraceReplay {
 
         func closeHeldFile(_ file: Int32) { _ = replay.answer("held-close", "\(file)") }
 
+        func blocksSignal(_ tid: Int32) -> Bool { replay.answer("blocks-signal", "\(tid)")?.first != "0" }
+
         func openPreemptionRing(for tid: Int32) -> (ring: OpaquePointer?, error: Int32) {
             let words = replay.answer("copy-open", "\(tid)")
             return (Self.handle(words?.first), words?.dropFirst().first.flatMap { Int32($0) } ?? -EINVAL)

@@ -70,10 +70,10 @@ final class PreemptionSnapshots {
     /// The stacks at the preemptions among `records` (the thread's switches taken in at this
     /// wake, oldest first, read up to `read`), each as a sample at the thread's CPU time then
     /// (`cpuAt`), reaching `reach`; the copies up to `read` are dropped. None unless the thread
-    /// has been `signalled` (a counter sample came): a thread that blocks the signal from its
-    /// start is not sampled, and said so (copies would make it look sampled, and hide it from the
+    /// `takesSignal` (`WallThread.takesSignal`): a thread that blocks the signal from its start is
+    /// not sampled, and said so (copies would make it look sampled, and hide it from the
     /// summary's `unsampled:` line).
-    func stacks(of tid: Int32, records: [ss_switch], read: UInt64, reach: Int64, signalled: Bool,
+    func stacks(of tid: Int32, records: [ss_switch], read: UInt64, reach: Int64, takesSignal: Bool,
                 cpuAt: (UInt64) -> Int64) -> [WallThread.Known] {
         guard var state = states[tid] else { return [] }
         defer { states[tid] = state }
@@ -84,7 +84,7 @@ final class PreemptionSnapshots {
             case SS_SWITCH_OUT_BLOCKED: state.voluntary += 1
             case SS_SWITCH_OUT_PREEMPTED:
                 state.preempted += 1
-                if let ring = state.ring, signalled,
+                if let ring = state.ring, takesSignal,
                    let known = walk(ring, tid: tid, since: state.onCoreSince, at: record.time_ns, cpu: cpuAt(record.time_ns), reach: reach) {
                     found.append(known)
                     exact += 1

@@ -42,6 +42,9 @@ protocol WallProbes: AnyObject {
     func unwindBlocked(at position: ss_blocked_position, depth: Int) -> UnwoundStack
     /// Closes a thread's held file.
     func closeHeldFile(_ file: Int32)
+    /// Whether the thread blocks the engine's signal, as its mask (`/proc`) and the engine's
+    /// interposers say; true when that cannot be read.
+    func blocksSignal(_ tid: Int32) -> Bool
     /// Opens the ring of the kernel's stack copies at the thread's preemptions; nil with the error.
     func openPreemptionRing(for tid: Int32) -> (ring: OpaquePointer?, error: Int32)
     /// Gives a copy ring back.
@@ -157,6 +160,10 @@ final class KernelWallProbes: WallProbes {
     }
 
     func closeHeldFile(_ file: Int32) { ss_held_file_close(file) }
+
+    func blocksSignal(_ tid: Int32) -> Bool {
+        ss_thread_signal_blocked(tid) != 0 || ThreadDirectory.blocks(tid, signal: ss_engine_signal()) != false
+    }
 
     func openPreemptionRing(for tid: Int32) -> (ring: OpaquePointer?, error: Int32) {
         var error: Int32 = 0

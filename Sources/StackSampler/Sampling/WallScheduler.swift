@@ -388,7 +388,7 @@ final class WallScheduler: SamplerSchedule {
         thread.cpuAtLastTick = cpu
         // Where it was preempted, exactly: samples at the CPU time of each wait for a core.
         let preempted = preemptions.stacks(of: thread.tid, records: records, read: read, reach: Int64(intervalNanoseconds),
-                                           signalled: thread.signalled) { time in
+                                           takesSignal: takesSignal(thread)) { time in
             cpu - Self.place(at: time, from: before, records: records, until: read).1
         }
         for known in preempted { thread.samples.insert(known, beforeFirst: { $0.cpu > known.cpu }) }
@@ -437,6 +437,13 @@ final class WallScheduler: SamplerSchedule {
             }
         }
         matching.takeSamples(of: thread, upTo: .max, routing: &routing)
+    }
+
+    /// Whether `thread` takes the engine's signal (`WallThread.takesSignal`), its mask asked once
+    /// before its first sample.
+    private func takesSignal(_ thread: WallThread) -> Bool {
+        if !thread.signalled, thread.blockedSignalBeforeSample == nil { thread.blockedSignalBeforeSample = probes.blocksSignal(thread.tid) }
+        return thread.takesSignal
     }
 
     /// How many of `due` ticks `spacing` apart, the last at `now`, come at or before `end`.

@@ -81,9 +81,17 @@ final class WallThread {
     var asleepSequence: Int64?
     /// Whether `known` has been counted once (then it is the aggregator's last stack of the thread).
     var counted = false
-    /// Whether a counter sample of it came (a signal reached it): only then are copies of its
-    /// stack at its preemptions used (`PreemptionSnapshots`).
+    /// Whether a sample of it came (a signal reached it).
     var signalled = false
+    /// Before its first sample: whether it blocked the engine's signal when first asked
+    /// (`WallProbes.blocksSignal`; nil before that).
+    var blockedSignalBeforeSample: Bool?
+    /// Whether copies of its stack at its preemptions are used (`PreemptionSnapshots`): once a
+    /// sample of it came, or before, if it did not block the signal when asked. Under load the
+    /// CPU-time timers' first sample of a thread can come 100-200 ms of CPU after its start, and
+    /// the copies are then all that places its running (LoadedWall's first calls, cut short in
+    /// about one run in seven while they waited for that sample).
+    var takesSignal: Bool { signalled || blockedSignalBeforeSample == false }
     /// How often a look found its sleep still on and walked it, of late (`lookWalked`): `walkable`.
     private(set) var lookSuccess = 1.0
     /// Looks `lookSuccess` has taken in, up to `lookMemory`.

@@ -12,6 +12,7 @@ import CEngineHeader
 ///   `attached TID T`, `ring-open TID HANDLE ERROR`, `ring-close HANDLE`, `ring-read HANDLE SWITCHES`,
 ///   `ring-newest HANDLE SWITCH`, `ring-unread HANDLE 0|1`, `ring-filling HANDLE 0|1`,
 ///   `position TID FOUND SP PC HELD`, `unwind OUTCOME FP-STEPS IN-PROFILER STACK`, `held-close FD`,
+///   `blocks-signal TID 0|1`,
 ///   `copy-open TID HANDLE ERROR`, `copy-close HANDLE`, `copy-walk HANDLE SINCE TIME SAMPLE`,
 ///   `copy-drop HANDLE TIME`;
 /// - `stack ID FRAMES`: a stack (hex addresses, leaf first, comma-separated), before its first use;

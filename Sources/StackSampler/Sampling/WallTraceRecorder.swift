@@ -128,6 +128,8 @@ final class RecordingWallProbes: WallProbes {
         base.closeHeldFile(file)
     }
 
+    func blocksSignal(_ tid: Int32) -> Bool { noted("blocks-signal \(tid)", base.blocksSignal(tid)) }
+
     func openPreemptionRing(for tid: Int32) -> (ring: OpaquePointer?, error: Int32) {
         opening("copy-open", tid, base.openPreemptionRing(for: tid))
     }
