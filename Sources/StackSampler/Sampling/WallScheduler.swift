@@ -53,6 +53,11 @@ final class WallScheduler: SamplerSchedule {
     var ticksPerLook: Int { policy.ticksPerLook }
     /// Whether a ring was looked for at this wake (one lent at most per wake, one search).
     private var ringSoughtThisWake = false
+    /// With every ring taken, no thread can lend its ring before this time: the search that
+    /// found no lender saw none asleep for `longSleepNanoseconds` yet, and none asleep longer
+    /// than since then (a search over 1,000 threads at every wake was a tenth of the sampler's
+    /// CPU with 1,000 threads that nap 50 ms).
+    private var noLenderBefore: UInt64 = 0
     /// Threads that ended since the last wake (`threadsEnded`).
     private var endedThreads: [ss_ended_thread] = []
     /// Whether a thread was watched since the last wake (`watch`): the wake is not calm, so that
@@ -547,16 +552,22 @@ final class WallScheduler: SamplerSchedule {
     /// ring: unmoved, its known stack; it gets a ring back if the runner's cannot be opened).
     /// One search per wake.
     private func lendRing(to runner: WallThread, at now: UInt64, routing: inout SampleRouting) {
-        guard !ringSoughtThisWake, !rings.refused else { return }
+        guard !ringSoughtThisWake, !rings.refused, !rings.full || now >= noLenderBefore else { return }
         ringSoughtThisWake = true
         var lender: WallThread?
         if rings.full {
+            // A sleep that began after the oldest one seen now ends its first 100 ms after it.
+            var oldestSleep = now
             lender = threads.values.first { thread in
-                guard thread.ring != nil, case .asleep(let since) = thread.place, thread.knownSleep == since,
-                      thread.pending.isEmpty, thread.samples.isEmpty, !rings.hasUnread(thread) else { return false }
+                guard thread.ring != nil, case .asleep(let since) = thread.place else { return false }
+                oldestSleep = min(oldestSleep, since)
+                guard thread.knownSleep == since, thread.pending.isEmpty, thread.samples.isEmpty, !rings.hasUnread(thread) else { return false }
                 return now &- since >= Self.longSleepNanoseconds
             }
-            guard let sleeper = lender, let ring = sleeper.ring else { return }
+            guard let sleeper = lender, let ring = sleeper.ring else {
+                noLenderBefore = oldestSleep &+ Self.longSleepNanoseconds
+                return
+            }
             matching.payOwed(sleeper, routing: &routing)
             rings.close(ring)
             preemptions.forget(sleeper.tid)
