@@ -90,7 +90,7 @@ final class WallThread {
     /// sample of it came, or before, if it did not block the signal when asked. Under load the
     /// CPU-time timers' first sample of a thread can come 100-200 ms of CPU after its start, and
     /// the copies are then all that places its running (LoadedWall's first calls, cut short in
-    /// about one run in seven while they waited for that sample).
+    /// about one run in six while they waited for that sample).
     var takesSignal: Bool { signalled || blockedSignalBeforeSample == false }
     /// How often a look found its sleep still on and walked it, of late (`lookWalked`): `walkable`.
     private(set) var lookSuccess = 1.0
