@@ -93,7 +93,8 @@ final class WallTraceReplay {
         let fixed = WallFixedFigures(cores: Int(numbers[3]), counterPeriod: numbers[4], seed: numbers[5],
                                      switchRingBound: Int(numbers[6]), preemptionRingBound: Int(numbers[7]))
         let probes = Probes(replay: self, fixed: fixed)
-        let scheduler = WallScheduler(periodNanoseconds: numbers[0], maxDepth: Int(numbers[1]), bufferSlots: Int(numbers[2]), probes: probes)
+        // The depth (numbers[1]) is the recorded walks' own: the trace holds their frames.
+        let scheduler = WallScheduler(periodNanoseconds: numbers[0], bufferSlots: Int(numbers[2]), probes: probes)
         var routing = SampleRouting(consumers: [])
         var due = 0
         while cursor < lines.count, divergence == nil {
@@ -230,7 +231,7 @@ final class WallTraceReplay {
             return (Int32(words[0]) ?? -1, position)
         }
 
-        func unwindBlocked(at position: ss_blocked_position, depth: Int) -> UnwoundStack {
+        func unwindBlocked(at position: ss_blocked_position) -> UnwoundStack {
             guard let words = replay.answer("unwind"), words.count == 4 else {
                 return UnwoundStack(frames: [], outcome: 0, framePointerSteps: 0, inProfilerCode: false)
             }
@@ -249,7 +250,7 @@ final class WallTraceReplay {
 
         func closePreemptionRing(_ ring: OpaquePointer) { _ = replay.answer("copy-close", WallTraceFormat.word(ring)) }
 
-        func walkPreemption(_ ring: OpaquePointer, since: UInt64, at time: UInt64, depth: Int) -> Sample? {
+        func walkPreemption(_ ring: OpaquePointer, since: UInt64, at time: UInt64) -> Sample? {
             replay.answer("copy-walk", WallTraceFormat.word(ring), "\(since)", "\(time)")?.first.flatMap(replay.sample)
         }
 

@@ -37,11 +37,10 @@ final class BlockedThreadWalker {
         case gone
     }
 
-    private let capacity: Int
     private let probes: any WallProbes
 
-    init(maxDepth: Int, probes: any WallProbes) {
-        capacity = maxDepth
+    /// A walker that reads and walks through `probes`.
+    init(probes: any WallProbes) {
         self.probes = probes
     }
 
@@ -68,7 +67,7 @@ final class BlockedThreadWalker {
               heldFile: UnsafeMutablePointer<Int32>? = nil) -> Look {
         guard let found = position(of: tid, readAgain: stayedAsleep == nil, heldFile: heldFile) else { return .running }
         guard let before = found else { return .gone }
-        let stack = probes.unwindBlocked(at: before.raw, depth: capacity)
+        let stack = probes.unwindBlocked(at: before.raw)
         let settled = stayedAsleep?() ?? (probes.cpuTime(of: tid) == cpu)
         guard settled, !stack.frames.isEmpty, !stack.inProfilerCode else { return .unsettled }
         let cut: Profile.StackCut? = if stack.outcome == Int32(SS_WALK_TRUNCATED) { .depth }

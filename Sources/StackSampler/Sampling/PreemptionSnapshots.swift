@@ -40,12 +40,10 @@ final class PreemptionSnapshots {
     private(set) var exact = 0
     /// Preemptions without a usable copy (no ring, the copy lost or too short to walk whole).
     private(set) var withoutCopy = 0
-    private let capacity: Int
     private let probes: any WallProbes
 
-    /// Copies of stacks up to `maxDepth` frames, asked of the kernel through `probes`.
-    init(maxDepth: Int, probes: any WallProbes) {
-        capacity = maxDepth
+    /// Copies of stacks, asked of the kernel through `probes`.
+    init(probes: any WallProbes) {
         self.probes = probes
         maximumRings = probes.fixed.preemptionRingBound
     }
@@ -102,7 +100,7 @@ final class PreemptionSnapshots {
     /// The copy of the switch at `time` (on the core got at `since`), walked whole, as a sample of
     /// thread `tid` at CPU time `cpu`.
     private func walk(_ ring: OpaquePointer, tid: Int32, since: UInt64, at time: UInt64, cpu: Int64, reach: Int64) -> WallThread.Known? {
-        guard var sample = probes.walkPreemption(ring, since: since, at: time, depth: capacity) else { return nil }
+        guard var sample = probes.walkPreemption(ring, since: since, at: time) else { return nil }
         sample.tid = tid
         sample.cpuNanoseconds = cpu
         sample.periods = 1

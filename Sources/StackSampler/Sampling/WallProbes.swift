@@ -37,9 +37,10 @@ protocol WallProbes: AnyObject {
     /// One read of where the thread is blocked (`ss_thread_blocked_position`: 1 blocked, 0
     /// running, -1 exited), through its held file if `heldFile` is given (opened there if free).
     func blockedPosition(of tid: Int32, heldFile: UnsafeMutablePointer<Int32>?) -> (found: Int32, position: ss_blocked_position)
-    /// Walks the stack of a thread blocked at `position`, leaf first (`ss_unwind_stack` on the
-    /// process's memory), and says whether any frame is in the profiler's own code.
-    func unwindBlocked(at position: ss_blocked_position, depth: Int) -> UnwoundStack
+    /// Walks the stack of a thread blocked at `position`, leaf first, up to the session's depth
+    /// (`ss_unwind_stack` on the process's memory), and says whether any frame is in the
+    /// profiler's own code.
+    func unwindBlocked(at position: ss_blocked_position) -> UnwoundStack
     /// Closes a thread's held file.
     func closeHeldFile(_ file: Int32)
     /// Whether the thread blocks the engine's signal, as its mask (`/proc`) and the engine's
@@ -50,8 +51,8 @@ protocol WallProbes: AnyObject {
     /// Gives a copy ring back.
     func closePreemptionRing(_ ring: OpaquePointer)
     /// The copy taken as the thread left its core at `time` (on the core since `since`), walked
-    /// whole, if there is one.
-    func walkPreemption(_ ring: OpaquePointer, since: UInt64, at time: UInt64, depth: Int) -> Sample?
+    /// whole (up to the session's depth), if there is one.
+    func walkPreemption(_ ring: OpaquePointer, since: UInt64, at time: UInt64) -> Sample?
     /// Drops the copies taken up to `time`.
     func dropPreemptions(_ ring: OpaquePointer, upTo time: UInt64)
 }
@@ -88,20 +89,23 @@ final class KernelWallProbes: WallProbes {
     /// The profiler's own modules' code (`ProfilerModules.codeRanges`).
     private let profilerCode = ProfilerModules.codeRanges()
     private let pages = UnsafeMutablePointer<ss_page_cache>.allocate(capacity: 1)
-    /// Room for one walked sample (header and frames), reused by every walk.
-    private var buffer: UnsafeMutableRawPointer
-    private var capacity = 0
+    /// Frames a walk keeps at most (the session's depth).
+    private let depth: Int
+    /// Room for one walked sample (header and `depth` frames), reused by every walk.
+    private let buffer: UnsafeMutableRawPointer
     /// Reused by every read of a ring.
     private var chunk = [ss_switch](repeating: ss_switch(), count: 256)
 
-    /// Probes for a session ticking every `periodNanoseconds`.
-    init(periodNanoseconds: UInt64) {
+    /// Probes for a session ticking every `periodNanoseconds`, walking stacks up to `maxDepth` frames.
+    init(periodNanoseconds: UInt64, maxDepth: Int) {
         fixed = WallFixedFigures(cores: max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))),
                                  counterPeriod: ss_wall_counter_period(periodNanoseconds),
                                  seed: ss_now_ns() ^ UInt64(getpid()),
                                  switchRingBound: Int(ss_switch_ring_bound()),
                                  preemptionRingBound: Int(ss_preempt_ring_bound()))
-        buffer = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: MemoryLayout<ss_sample>.alignment)
+        depth = maxDepth
+        buffer = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<ss_sample>.stride + maxDepth * MemoryLayout<UInt>.size,
+                                                  alignment: MemoryLayout<ss_sample>.alignment)
     }
 
     deinit {
@@ -147,8 +151,8 @@ final class KernelWallProbes: WallProbes {
         return (found, position)
     }
 
-    func unwindBlocked(at position: ss_blocked_position, depth: Int) -> UnwoundStack {
-        let frames = sampleRoom(depth: depth)
+    func unwindBlocked(at position: ss_blocked_position) -> UnwoundStack {
+        let frames = UnsafeMutablePointer(mutating: ss_sample_frames(buffer))!
         pages.initialize(to: ss_page_cache())
         var outcome: Int32 = 0
         var framePointerSteps: Int32 = 0
@@ -173,25 +177,11 @@ final class KernelWallProbes: WallProbes {
 
     func closePreemptionRing(_ ring: OpaquePointer) { ss_preempt_ring_close(ring) }
 
-    func walkPreemption(_ ring: OpaquePointer, since: UInt64, at time: UInt64, depth: Int) -> Sample? {
-        _ = sampleRoom(depth: depth)
+    func walkPreemption(_ ring: OpaquePointer, since: UInt64, at time: UInt64) -> Sample? {
         let header = buffer.assumingMemoryBound(to: ss_sample.self)
         guard ss_preempt_ring_walk(ring, since, time, header, Int32(depth)) == 1 else { return nil }
-        header.pointee.periods = 1
-        header.pointee.async_frames = 0
         return Sample(UnsafePointer(header))
     }
 
     func dropPreemptions(_ ring: OpaquePointer, upTo time: UInt64) { ss_preempt_ring_drop(ring, time) }
-
-    /// The buffer's frames, with room for a sample of `depth` frames (grown once to the session's depth).
-    private func sampleRoom(depth: Int) -> UnsafeMutablePointer<UInt> {
-        if depth > capacity {
-            buffer.deallocate()
-            buffer = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<ss_sample>.stride + depth * MemoryLayout<UInt>.size,
-                                                      alignment: MemoryLayout<ss_sample>.alignment)
-            capacity = depth
-        }
-        return UnsafeMutablePointer(mutating: ss_sample_frames(buffer.assumingMemoryBound(to: ss_sample.self)))
-    }
 }

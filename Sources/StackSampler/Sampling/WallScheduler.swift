@@ -90,15 +90,15 @@ final class WallScheduler: SamplerSchedule {
     /// Whether a ring was opened, closed or lent, or a thread forgotten, since `split` was made.
     private var splitStale = true
 
-    /// A schedule ticking every `periodNanoseconds`, walking stacks up to `maxDepth` frames, for an
-    /// engine buffer of `bufferSlots` samples; it asks the kernel through `probes`.
-    init(periodNanoseconds: UInt64, maxDepth: Int, bufferSlots: Int, probes: any WallProbes) {
+    /// A schedule ticking every `periodNanoseconds`, for an engine buffer of `bufferSlots` samples;
+    /// it asks the kernel through `probes` (which walk stacks to the session's depth).
+    init(periodNanoseconds: UInt64, bufferSlots: Int, probes: any WallProbes) {
         self.probes = probes
         intervalNanoseconds = periodNanoseconds
         rings = SwitchRings(probes: probes)
         matching = WallTickMatching(intervalNanoseconds: periodNanoseconds, sampleSpacing: Int64(periodNanoseconds))
-        blockedWalker = BlockedThreadWalker(maxDepth: maxDepth, probes: probes)
-        preemptions = PreemptionSnapshots(maxDepth: maxDepth, probes: probes)
+        blockedWalker = BlockedThreadWalker(probes: probes)
+        preemptions = PreemptionSnapshots(probes: probes)
         let fixed = probes.fixed
         let samplesPerTickAndCore = max(1, Int(periodNanoseconds / max(1, fixed.counterPeriod)))
         // A wake counts at most a quarter of the engine's buffer at the pace of the counters'

@@ -116,8 +116,8 @@ final class RecordingWallProbes: WallProbes {
         return read
     }
 
-    func unwindBlocked(at position: ss_blocked_position, depth: Int) -> UnwoundStack {
-        let stack = base.unwindBlocked(at: position, depth: depth)
+    func unwindBlocked(at position: ss_blocked_position) -> UnwoundStack {
+        let stack = base.unwindBlocked(at: position)
         let id = trace.stack(stack.frames)
         trace.line("unwind \(stack.outcome) \(stack.framePointerSteps) \(stack.inProfilerCode ? 1 : 0) \(id)")
         return stack
@@ -139,8 +139,8 @@ final class RecordingWallProbes: WallProbes {
         base.closePreemptionRing(ring)
     }
 
-    func walkPreemption(_ ring: OpaquePointer, since: UInt64, at time: UInt64, depth: Int) -> Sample? {
-        let sample = base.walkPreemption(ring, since: since, at: time, depth: depth)
+    func walkPreemption(_ ring: OpaquePointer, since: UInt64, at time: UInt64) -> Sample? {
+        let sample = base.walkPreemption(ring, since: since, at: time)
         trace.line("copy-walk \(WallTraceFormat.word(ring)) \(since) \(time) \(sample.map(trace.word) ?? "-")")
         return sample
     }
@@ -178,16 +178,16 @@ final class RecordingWallSchedule: SamplerSchedule {
 
     /// A session's wall schedule on the kernel's probes, recorded if `WallTraceRecorder.requestedPath` names a trace.
     static func forSession(periodNanoseconds: UInt64, maxDepth: Int, bufferSlots: Int) -> any SamplerSchedule {
-        let kernel = KernelWallProbes(periodNanoseconds: periodNanoseconds)
+        let kernel = KernelWallProbes(periodNanoseconds: periodNanoseconds, maxDepth: maxDepth)
         guard let path = WallTraceRecorder.requestedPath else {
-            return WallScheduler(periodNanoseconds: periodNanoseconds, maxDepth: maxDepth, bufferSlots: bufferSlots, probes: kernel)
+            return WallScheduler(periodNanoseconds: periodNanoseconds, bufferSlots: bufferSlots, probes: kernel)
         }
         let trace = WallTraceRecorder(path: path)
         let fixed = kernel.fixed
         let header = [WallTraceFormat.magic, "\(WallTraceFormat.version)", "\(periodNanoseconds)", "\(maxDepth)", "\(bufferSlots)",
                       "\(fixed.cores)", "\(fixed.counterPeriod)", "\(fixed.seed)", "\(fixed.switchRingBound)",
                       "\(fixed.preemptionRingBound)"].joined(separator: " ")
-        let scheduler = WallScheduler(periodNanoseconds: periodNanoseconds, maxDepth: maxDepth, bufferSlots: bufferSlots,
+        let scheduler = WallScheduler(periodNanoseconds: periodNanoseconds, bufferSlots: bufferSlots,
                                       probes: RecordingWallProbes(kernel, trace: trace))
         return RecordingWallSchedule(scheduler, header: header, trace: trace)
     }
