@@ -121,7 +121,8 @@ public struct Profile: Sendable {
         public var preemptionsAtNearestSample = 0
         /// Not a loss: wall mode's ticks of threads without a context-switch ring that no wake drew
         /// for a look (more such threads than are looked at at every tick: the wakes look at
-        /// `subsampleLooksPerSecond` of them a second, drawn at random), counted at their own times
+        /// `subsampleLooksPerSecond` of them a second, in rounds that look at each once, in random
+        /// order), counted at their own times
         /// with the stack the thread's last look found. Unbiased; those threads' calls are known to
         /// the gap between two looks.
         public var subsampledTicks = 0

@@ -38,6 +38,32 @@ extension EndToEnd {
                     "\(counted) ticks counted and \(lost) lost for some \(Int(expected)) of the pool's threads")
         }
 
+        @Test("400 pool threads with perf_event_open refused: every thread looked at within a round of looks, so every thread is in the profile and almost no tick is lost")
+        func everyThreadLookedAtInARound() throws {
+            let directory = try ScratchDirectory.make("subsampled-round")
+            // A round of looks at 400 threads is 2 s at 200 looks a second: a 3 s run has one and
+            // a half. Drawn without rounds, a fifth of the threads (e^-1.5) would have no look in
+            // 3 s, and their ticks would be lost.
+            let threads = 400, seconds = 3.0
+            let run = try ProfiledRun.preload(
+                .threadPool, [String(seconds), String(threads)],
+                settings: ["STACKSAMPLER_MODE": "wall", "STACKSAMPLER_PERIOD": "10ms", "STACKSAMPLER_SUMMARY": "-"],
+                setting: .perfRefused, in: directory)
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            let summary = run.process.stderr
+            let sampled = try #require(Self.threadsSampled(in: summary), "no thread count in the summary:\n\(summary)")
+            #expect(sampled >= threads, "\(sampled) threads in the profile, of the pool's \(threads) and the main thread")
+            let lost = try #require(Self.skippedTicks(in: summary), "no skipped ticks in the summary:\n\(summary)")
+            let expected = Double(threads) * seconds * 100
+            #expect(Double(lost) < 0.02 * expected, "\(lost) ticks lost of some \(Int(expected)) of the pool's threads:\n\(summary)")
+        }
+
+        /// The `T` of the summary's `N samples from T of U threads`.
+        static func threadsSampled(in summary: String) -> Int? {
+            guard let range = summary.range(of: #"samples from (\d+) of"#, options: .regularExpression) else { return nil }
+            return Int(summary[range].split(separator: " ")[2])
+        }
+
         /// The total of the summary's `N skipped ticks`.
         static func skippedTicks(in summary: String) -> Int? {
             guard let range = summary.range(of: #"(\d+) skipped ticks"#, options: .regularExpression) else { return nil }

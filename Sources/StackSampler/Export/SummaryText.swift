@@ -37,7 +37,7 @@ extension Profile {
         }
         if losses.subsampledTicks > 0 {
             lines.append("subsampled: \(losses.subsampledTicks) ticks of threads without a context-switch ring were counted with the stack of the thread's last look: "
-                + "such threads were too many to look at each at every tick, so \(losses.subsampleLooksPerSecond) looks a second went to them, drawn at random "
+                + "such threads were too many to look at each at every tick, so \(losses.subsampleLooksPerSecond) looks a second went to them, in rounds that look at each once, in an order drawn at random "
                 + "(the profile stays unbiased; their calls' starts and ends are known to the gap between two looks)")
         }
         if losses.descriptorRefusals > 0 {

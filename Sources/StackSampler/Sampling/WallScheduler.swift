@@ -221,6 +221,8 @@ final class WallScheduler: SamplerSchedule {
                 }
             }
             splitStale = false
+            let withoutRing = split.withoutRing
+            subsample.threadsChanged(count: withoutRing.count) { withoutRing[$0].lookRound }
         }
         let (withRing, withoutRing) = (split.withRing, split.withoutRing)
         for thread in withRing {
@@ -228,8 +230,11 @@ final class WallScheduler: SamplerSchedule {
         }
         // Those without a ring, a look each at every tick (so a wake each tick); a random
         // subsample of them when they are too many, whose wakes may then count several ticks.
-        if let chosen = subsample.draw(among: withoutRing.count, ticks: due) {
-            for index in chosen { countLooked(withoutRing[index], at: now, due: 1, late: 0, doubt: &doubt, routing: &routing) }
+        if let chosen = subsample.draw(ticks: due) {
+            for index in chosen.indices {
+                withoutRing[index].lookRound = chosen.round
+                countLooked(withoutRing[index], at: now, due: 1, late: 0, doubt: &doubt, routing: &routing)
+            }
         } else {
             if !withoutRing.isEmpty { doubt.unknownPlace = true }
             for thread in withoutRing { countLooked(thread, at: now, due: due, late: late, doubt: &doubt, routing: &routing) }

@@ -63,6 +63,8 @@ final class WallThread {
     var ringTried = false
     /// Whether it was looked at through `/proc` before.
     var lookedAt = false
+    /// The round of the subsample of looks it was last drawn in (`LookSubsample`; 0: none).
+    var lookRound = 0
     /// Its `/proc/self/task/TID/syscall`, held open from its second look on
     /// (`ss_thread_blocked_position_held`), closed as it is forgotten (`threadEnded`).
     var heldFile = Int32(SS_HELD_FILE_NONE)
