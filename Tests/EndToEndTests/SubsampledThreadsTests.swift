@@ -9,13 +9,8 @@ extension EndToEnd {
     @Suite struct SubsampledThreads {
         @Test("48 pool threads with perf_event_open refused: their sleeps' 3:1 split as the threads timed it, every tick counted once or lost, no EINTR, the subsample said")
         func poolSplitAsTimed() throws {
-            let directory = try ScratchDirectory.make("subsampled-pool")
             let threads = 48, seconds = 4.0
-            let run = try ProfiledRun.preload(
-                .threadPool, [String(seconds), String(threads)],
-                settings: ["STACKSAMPLER_MODE": "wall", "STACKSAMPLER_PERIOD": "10ms", "STACKSAMPLER_SUMMARY": "-"],
-                setting: .perfRefused, in: directory)
-            #expect(run.process.termination == .exited(0), "\(run.process)")
+            let run = try Self.pool(threads, for: seconds, in: "subsampled-pool")
             let summary = run.process.stderr
             #expect(ProgramOutput.integer("eintr", in: run.process.stdout) == 0, "\(run.process.stdout)")
             #expect(summary.contains("stacksampler: subsampled: "), "the profile does not say its looks were subsampled:\n\(summary)")
@@ -40,22 +35,28 @@ extension EndToEnd {
 
         @Test("400 pool threads with perf_event_open refused: every thread looked at within a round of looks, so every thread is in the profile and almost no tick is lost")
         func everyThreadLookedAtInARound() throws {
-            let directory = try ScratchDirectory.make("subsampled-round")
             // A round of looks at 400 threads is 2 s at 200 looks a second: a 3 s run has one and
             // a half. Drawn without rounds, a fifth of the threads (e^-1.5) would have no look in
             // 3 s, and their ticks would be lost.
             let threads = 400, seconds = 3.0
-            let run = try ProfiledRun.preload(
-                .threadPool, [String(seconds), String(threads)],
-                settings: ["STACKSAMPLER_MODE": "wall", "STACKSAMPLER_PERIOD": "10ms", "STACKSAMPLER_SUMMARY": "-"],
-                setting: .perfRefused, in: directory)
-            #expect(run.process.termination == .exited(0), "\(run.process)")
+            let run = try Self.pool(threads, for: seconds, in: "subsampled-round")
             let summary = run.process.stderr
             let sampled = try #require(Self.threadsSampled(in: summary), "no thread count in the summary:\n\(summary)")
             #expect(sampled >= threads, "\(sampled) threads in the profile, of the pool's \(threads) and the main thread")
             let lost = try #require(Self.skippedTicks(in: summary), "no skipped ticks in the summary:\n\(summary)")
             let expected = Double(threads) * seconds * 100
             #expect(Double(lost) < 0.02 * expected, "\(lost) ticks lost of some \(Int(expected)) of the pool's threads:\n\(summary)")
+        }
+
+        /// The thread pool program with `threads` threads for `seconds`, at wall 10 ms with
+        /// perf_event_open refused (no thread has a ring), in a scratch folder named `name`; it exited 0.
+        static func pool(_ threads: Int, for seconds: Double, in name: String) throws -> ProfiledRun {
+            let run = try ProfiledRun.preload(
+                .threadPool, [String(seconds), String(threads)],
+                settings: ["STACKSAMPLER_MODE": "wall", "STACKSAMPLER_PERIOD": "10ms", "STACKSAMPLER_SUMMARY": "-"],
+                setting: .perfRefused, in: try ScratchDirectory.make(name))
+            #expect(run.process.termination == .exited(0), "\(run.process)")
+            return run
         }
 
         /// The `T` of the summary's `N samples from T of U threads`.
