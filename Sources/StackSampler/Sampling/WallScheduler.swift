@@ -51,6 +51,8 @@ final class WallScheduler: SamplerSchedule {
     var ticksPerWake: Int { policy.ticksPerWake }
     /// Ticks between two looks at the threads' sleeps (`lookAtSleeps`).
     var ticksPerLook: Int { policy.ticksPerLook }
+    /// When the threads with a ring are weighed (`RingKeeping`).
+    private var ringKeeping = RingKeeping()
     /// Whether a ring was looked for at this wake (one lent at most per wake, one search).
     private var ringSoughtThisWake = false
     /// With every ring taken, no thread can lend its ring before this time: the search that
@@ -228,6 +230,7 @@ final class WallScheduler: SamplerSchedule {
         for thread in withRing {
             countTicks(of: thread, at: now, due: due, late: late, end: nil, doubt: &doubt, routing: &routing)
         }
+        if ringKeeping.spanEnds(at: now) { keepRings(of: withRing, routing: &routing) }
         // Those without a ring, a look each at every tick (so a wake each tick); a random
         // subsample of them when they are too many, whose wakes may then count several ticks.
         if let chosen = subsample.draw(ticks: due) {
@@ -327,6 +330,7 @@ final class WallScheduler: SamplerSchedule {
                 known.sleep = since
                 thread.walkedSleeps.append(known)
                 thread.lookWalked(true)
+                thread.sleepsWalkedInSpan += 1
             case .running:
                 thread.wokenFrom = since
                 thread.lookWalked(false)
@@ -442,7 +446,9 @@ final class WallScheduler: SamplerSchedule {
                         doubt.sleepMissed = true
                     }
                 }
-            case .onCore, .preempted: matching.tick(thread, cpu: cpu - running, at: time, ticks: 1, routing: &routing)
+            case .onCore, .preempted:
+                thread.ticksRunningInSpan += 1
+                matching.tick(thread, cpu: cpu - running, at: time, ticks: 1, routing: &routing)
             case .unknown: matching.lose(1, .placeUnknown, of: thread, routing: &routing)
             }
         }
@@ -546,8 +552,9 @@ final class WallScheduler: SamplerSchedule {
         if thread.pending.isEmpty, let known = thread.known, cpu - known.cpu < WallTickMatching.unmovedNanoseconds {
             matching.count(thread, known: known, at: now, ticks: counted, routing: &routing)
         } else {
+            let earnsRing = !subsampling || thread.known.map { RingKeeping.earnsRing(cpu: cpu - $0.cpu, elapsed: now &- $0.sample.timeNanoseconds) } == true
             if !look(at: thread, cpu: cpu, sleep: nil, at: now, due: counted, routing: &routing) { matching.lose(counted, .movedWhileWalked, of: thread, routing: &routing) }
-            if thread.ring == nil { lendRing(to: thread, at: now, routing: &routing) }
+            if thread.ring == nil, earnsRing { lendRing(to: thread, at: now, routing: &routing) }
         }
     }
 
@@ -566,23 +573,56 @@ final class WallScheduler: SamplerSchedule {
             lender = threads.values.first { thread in
                 guard thread.ring != nil, case .asleep(let since) = thread.place else { return false }
                 oldestSleep = min(oldestSleep, since)
-                guard thread.knownSleep == since, thread.pending.isEmpty, thread.samples.isEmpty, !rings.hasUnread(thread) else { return false }
-                return now &- since >= Self.longSleepNanoseconds
+                return ringClosable(thread) && now &- since >= Self.longSleepNanoseconds
             }
-            guard let sleeper = lender, let ring = sleeper.ring else {
+            guard let sleeper = lender else {
                 noLenderBefore = oldestSleep &+ Self.longSleepNanoseconds
                 return
             }
-            matching.payOwed(sleeper, routing: &routing)
-            rings.close(ring)
-            preemptions.forget(sleeper.tid)
-            sleeper.ring = nil
-            sleeper.place = .unknown
+            takeRing(of: sleeper, routing: &routing)
         }
         splitStale = true
         runner.ringTried = false
         _ = state(of: runner.tid, watched: true)
         if runner.ring == nil, let sleeper = lender { sleeper.ringTried = false }
+    }
+
+    /// Whether there are more threads without a ring than are looked at at every tick.
+    private var subsampling: Bool { split.withoutRing.count > LookSubsample.exactThreads }
+
+    /// At the end of a span (`RingKeeping`), while the threads are subsampled: the threads of
+    /// `withRing` that walked more sleeps than they ran give their rings back, where their rings
+    /// can be closed now (asleep in a sleep walked, nothing unread or waiting: else at the next
+    /// span). Every thread's span begins again.
+    private func keepRings(of withRing: [WallThread], routing: inout SampleRouting) {
+        let subsampling = subsampling
+        for thread in withRing {
+            defer { (thread.ticksRunningInSpan, thread.sleepsWalkedInSpan) = (0, 0) }
+            guard subsampling, thread.ring != nil,
+                  RingKeeping.givesBack(ticksRunning: thread.ticksRunningInSpan, sleepsWalked: thread.sleepsWalkedInSpan),
+                  ringClosable(thread) else { continue }
+            takeRing(of: thread, routing: &routing)
+        }
+    }
+
+    /// Whether `thread`'s ring can be closed now: it is asleep in a sleep walked, with nothing
+    /// unread in its ring and no tick or sample waiting.
+    private func ringClosable(_ thread: WallThread) -> Bool {
+        guard case .asleep(let since) = thread.place else { return false }
+        return thread.knownSleep == since && thread.pending.isEmpty && thread.samples.isEmpty && !rings.hasUnread(thread)
+    }
+
+    /// Closes the ring of `sleeper`, asleep in a sleep whose stack is known: from now on it is
+    /// counted as a thread without a ring (unmoved, that stack), and is not given a ring again
+    /// unless it runs (`lendRing`).
+    private func takeRing(of sleeper: WallThread, routing: inout SampleRouting) {
+        guard let ring = sleeper.ring else { return }
+        matching.payOwed(sleeper, routing: &routing)
+        rings.close(ring)
+        preemptions.forget(sleeper.tid)
+        sleeper.ring = nil
+        sleeper.place = .unknown
+        splitStale = true
     }
 
     /// The state kept for `tid`, made the first time; its ring is opened the first time the
@@ -638,7 +678,10 @@ final class WallScheduler: SamplerSchedule {
         case .walked(let sample):
             var known = WallThread.Known(sample: sample, cpu: cpu, reach: WallTickMatching.unmovedNanoseconds)
             known.sleep = sleep
-            if sleep != nil { thread.lookWalked(true) }
+            if sleep != nil {
+                thread.lookWalked(true)
+                thread.sleepsWalkedInSpan += 1
+            }
             matching.settle(thread, next: known, routing: &routing)
             if sequence >= 0 { thread.asleepSequence = sequence }
             matching.count(thread, known: known, at: now, ticks: due, routing: &routing)

@@ -65,6 +65,10 @@ final class WallThread {
     var lookedAt = false
     /// The round of the subsample of looks it was last drawn in (`LookSubsample`; 0: none).
     var lookRound = 0
+    /// With a ring, in this span of `RingKeeping`: its ticks on a core or waiting for one, and
+    /// the walks of its sleeps.
+    var ticksRunningInSpan = 0
+    var sleepsWalkedInSpan = 0
     /// Its `/proc/self/task/TID/syscall`, held open from its second look on
     /// (`ss_thread_blocked_position_held`), closed as it is forgotten (`threadEnded`).
     var heldFile = Int32(SS_HELD_FILE_NONE)
