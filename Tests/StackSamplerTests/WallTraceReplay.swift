@@ -79,7 +79,7 @@ final class WallTraceReplay {
                 kept.append(words)
             }
         }
-        guard let first = kept.first, first.count == 10, first[0] == WallTraceFormat.magic, first[1] == "\(WallTraceFormat.version)" else {
+        guard let first = kept.first, first.count == 9, first[0] == WallTraceFormat.magic, first[1] == "\(WallTraceFormat.version)" else {
             throw Unreadable(description: "\(path) is not a wall trace of version \(WallTraceFormat.version)")
         }
         header = first
@@ -89,12 +89,11 @@ final class WallTraceReplay {
     /// Runs the trace through a new scheduler.
     func run() throws -> Outcome {
         let numbers = header[2...].compactMap { UInt64($0) }
-        guard numbers.count == 8 else { throw Unreadable(description: "bad header: \(header.joined(separator: " "))") }
-        let fixed = WallFixedFigures(cores: Int(numbers[3]), counterPeriod: numbers[4], seed: numbers[5],
-                                     switchRingBound: Int(numbers[6]), preemptionRingBound: Int(numbers[7]))
+        guard numbers.count == 7 else { throw Unreadable(description: "bad header: \(header.joined(separator: " "))") }
+        let fixed = WallFixedFigures(cores: Int(numbers[2]), counterPeriod: numbers[3], seed: numbers[4],
+                                     switchRingBound: Int(numbers[5]), preemptionRingBound: Int(numbers[6]))
         let probes = Probes(replay: self, fixed: fixed)
-        // The depth (numbers[1]) is the recorded walks' own: the trace holds their frames.
-        let scheduler = WallScheduler(periodNanoseconds: numbers[0], bufferSlots: Int(numbers[2]), probes: probes)
+        let scheduler = WallScheduler(periodNanoseconds: numbers[0], bufferSlots: Int(numbers[1]), probes: probes)
         var routing = SampleRouting(consumers: [])
         var due = 0
         while cursor < lines.count, divergence == nil {

@@ -65,8 +65,8 @@ final class SamplerThread: @unchecked Sendable {
         schedule = switch configuration.mode {
         case .cpu: CPUDrainSchedule(periodNanoseconds: configuration.periodNanoseconds, bufferSlots: configuration.bufferSlots,
                                     sampledEvent: configuration.event != nil)
-        case .wall: RecordingWallSchedule.forSession(periodNanoseconds: configuration.periodNanoseconds, maxDepth: configuration.maxDepth,
-                                                     bufferSlots: configuration.bufferSlots)
+        case .wall: WallSessionSchedule.make(periodNanoseconds: configuration.periodNanoseconds, maxDepth: configuration.maxDepth,
+                                             bufferSlots: configuration.bufferSlots)
         }
     }
 

@@ -49,19 +49,21 @@ final class SwitchRings {
         guard let ring = thread.ring else { return [] }
         var records: [ss_switch] = []
         swap(&records, &thread.backlog)
-        read(ring, into: &records)
+        probes.readSwitches(ring, into: &records)
         if let last = records.last { thread.place = WallThread.Place(last) }
         return records
     }
 
-    /// Appends the ring's new records to `records`.
-    func read(_ ring: OpaquePointer, into records: inout [ss_switch]) {
-        probes.readSwitches(ring, into: &records)
+    /// Between the wakes that take switches in: the thread's ring is read into its backlog if it
+    /// is filling (a full ring loses records), else left for the wake.
+    func readIfFilling(_ thread: WallThread) {
+        guard let ring = thread.ring, probes.switchRingFilling(ring) else { return }
+        probes.readSwitches(ring, into: &thread.backlog)
     }
 
-    /// The newest record in the ring not read yet, if any.
-    func newest(in ring: OpaquePointer) -> ss_switch? {
-        probes.newestSwitch(in: ring)
+    /// The thread's newest switch not taken in yet, read or not (none: nil).
+    func newest(of thread: WallThread) -> ss_switch? {
+        thread.ring.flatMap { probes.newestSwitch(in: $0) } ?? thread.backlog.last
     }
 
     /// Whether the thread has switches not taken in yet (read by a look, or still in its ring).

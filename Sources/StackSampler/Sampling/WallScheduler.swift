@@ -316,18 +316,18 @@ final class WallScheduler: SamplerSchedule {
     /// exactly as now.
     func lookAtSleeps(at tick: UInt64) {
         for thread in threads.values {
-            guard let ring = thread.ring else { continue }
+            guard thread.ring != nil else { continue }
             // Left in the ring unless it fills: the wake that counts reads it.
-            if probes.switchRingFilling(ring) { rings.read(ring, into: &thread.backlog) }
+            rings.readIfFilling(thread)
             // Where it is: its newest switch, read or not (none since the last wake: the place that wake found).
-            let newest = rings.newest(in: ring) ?? thread.backlog.last
+            let newest = rings.newest(of: thread)
             let place = newest.map(WallThread.Place.init) ?? thread.place
             guard case .asleep(let since) = place, since <= tick, thread.knownSleep != since, thread.walkedSleeps.last?.sleep != since,
                   thread.wokenFrom != since else { continue }
             let cpu = probes.cpuTime(of: thread.tid)
             guard cpu >= 0 else { continue }
             let (rings, probes) = (rings, probes)
-            let stayedAsleep = { (rings.newest(in: ring) ?? thread.backlog.last)?.time_ns == newest?.time_ns && probes.cpuTime(of: thread.tid) == cpu }
+            let stayedAsleep = { rings.newest(of: thread)?.time_ns == newest?.time_ns && probes.cpuTime(of: thread.tid) == cpu }
             switch walkBlocked(thread, cpu: cpu, at: tick, stayedAsleep: stayedAsleep) {
             case .walked(let sample):
                 var known = WallThread.Known(sample: sample, cpu: cpu, reach: WallTickMatching.unmovedNanoseconds)

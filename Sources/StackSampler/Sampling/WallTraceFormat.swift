@@ -4,7 +4,7 @@ import CEngineHeader
 /// order, one line each, so that the session's accounting can be run again without the kernel
 /// (`WallTraceRecorder` writes it; the unit tests replay it). Lines are words separated by one
 /// space, the first naming the line:
-/// - `wall-trace 1 PERIOD DEPTH SLOTS CORES COUNTER-PERIOD SEED SWITCH-BOUND COPY-BOUND`: first;
+/// - `wall-trace 2 PERIOD SLOTS CORES COUNTER-PERIOD SEED SWITCH-BOUND COPY-BOUND`: first (`header`);
 /// - what the scheduler is told: `wake NOW DUE LATE TIDS`, `route SAMPLE`, `look TICK`,
 ///   `watch TIDS`, `ended TID:CPU:TIME,…`, `ending TID`, `forget TID`, `settle`, `finish`,
 ///   `stop TID TIME`;
@@ -27,7 +27,15 @@ enum WallTraceFormat {
     /// The first word of a trace.
     static let magic = "wall-trace"
     /// The version the recorder writes and the replay reads.
-    static let version = 1
+    static let version = 2
+
+    /// The first line of the trace of a schedule ticking every `periodNanoseconds` for an engine
+    /// buffer of `bufferSlots` samples, whose probes gave `fixed`. (The walks' depth is not in
+    /// it: the trace holds the frames they found.)
+    static func header(periodNanoseconds: UInt64, bufferSlots: Int, fixed: WallFixedFigures) -> String {
+        [magic, "\(version)", "\(periodNanoseconds)", "\(bufferSlots)", "\(fixed.cores)", "\(fixed.counterPeriod)", "\(fixed.seed)",
+         "\(fixed.switchRingBound)", "\(fixed.preemptionRingBound)"].joined(separator: " ")
+    }
 
     /// A comma-separated list, `-` when empty.
     static func list<S: Sequence>(_ items: S, _ item: (S.Element) -> String) -> String {

@@ -170,26 +170,10 @@ final class RecordingWallSchedule: SamplerSchedule {
     private let trace: WallTraceRecorder
 
     /// A wall schedule recorded into `trace` from its first line (`header`) on.
-    private init(_ base: WallScheduler, header: String, trace: WallTraceRecorder) {
+    init(_ base: WallScheduler, header: String, trace: WallTraceRecorder) {
         self.base = base
         self.trace = trace
         trace.line(header)
-    }
-
-    /// A session's wall schedule on the kernel's probes, recorded if `WallTraceRecorder.requestedPath` names a trace.
-    static func forSession(periodNanoseconds: UInt64, maxDepth: Int, bufferSlots: Int) -> any SamplerSchedule {
-        let kernel = KernelWallProbes(periodNanoseconds: periodNanoseconds, maxDepth: maxDepth)
-        guard let path = WallTraceRecorder.requestedPath else {
-            return WallScheduler(periodNanoseconds: periodNanoseconds, bufferSlots: bufferSlots, probes: kernel)
-        }
-        let trace = WallTraceRecorder(path: path)
-        let fixed = kernel.fixed
-        let header = [WallTraceFormat.magic, "\(WallTraceFormat.version)", "\(periodNanoseconds)", "\(maxDepth)", "\(bufferSlots)",
-                      "\(fixed.cores)", "\(fixed.counterPeriod)", "\(fixed.seed)", "\(fixed.switchRingBound)",
-                      "\(fixed.preemptionRingBound)"].joined(separator: " ")
-        let scheduler = WallScheduler(periodNanoseconds: periodNanoseconds, bufferSlots: bufferSlots,
-                                      probes: RecordingWallProbes(kernel, trace: trace))
-        return RecordingWallSchedule(scheduler, header: header, trace: trace)
     }
 
     var intervalNanoseconds: UInt64 { base.intervalNanoseconds }
