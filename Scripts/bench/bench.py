@@ -17,7 +17,7 @@ Subcommands (each reads/writes JSON or text in the work directory, --work, defau
                8 busy threads' slowdown at wall 1 kHz against cpu mode 1 kHz, side by side (Markdown table on stdout)
   settings-cost  wall mode's slowdown at 1 kHz (1 and 8 busy threads, C++ exceptions) as root, as an ordinary user and
                with perf_event_open refused, beside gperftools at 1 kHz; the profiler's CPU with 1,000 sleepers at
-               wall and cpu 100 Hz in each setting (Markdown table on stdout)
+               wall and cpu 100 Hz in each setting, over runs of 5 s and each second past them (Markdown table on stdout)
   churn        cpu mode's timer engine on short-lived threads at 10 ms (Tests/Programs/churn.c): churn_fn's samples
                against its CPU / period for threads of 100 us to 200 ms (--repeats runs of about --seconds, default 4)
   eintr        wall mode's bursts program (poll, select, epoll_wait) --runs times at 1 ms and 10 ms with every core
