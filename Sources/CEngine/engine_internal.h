@@ -51,7 +51,8 @@ SS_HIDDEN int ss_leave_out_own_handler(uintptr_t *frames, int count);
  * C library's is left out where the C library's frame is below it, and a thread's start always,
  * as without the profiler.
  * `*async_frame`, an index into the frames or -1, follows its frame (-1 if left out). The new
- * count; the frames as they were if none is the program's. Signal-safe. */
+ * count: 0 where no frame of the program's is known (a walk that ended in the profiler's code,
+ * whose sample is nobody's to show). Signal-safe. */
 SS_HIDDEN int ss_leave_out_own_code(uintptr_t *frames, int count, int *async_frame);
 
 /* session_state.c: the session's configuration (set by ss_engine_init), and whether a session
