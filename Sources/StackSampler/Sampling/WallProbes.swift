@@ -57,6 +57,22 @@ protocol WallProbes: AnyObject {
     func dropPreemptions(_ ring: OpaquePointer, upTo time: UInt64)
 }
 
+extension WallProbes {
+    /// The thread's CPU time and a moment it was read at (the moment before the read: it is at
+    /// most the read's length ahead of the CPU time then); read again, up to twice, if the read
+    /// took longer than 20 µs (the sampler thread lost its core meanwhile).
+    func promptCPUTime(of tid: Int32) -> (cpu: Int64, at: UInt64) {
+        let slack: UInt64 = 20_000
+        var attempt = 0
+        while true {
+            let before = now()
+            let cpu = cpuTime(of: tid)
+            attempt += 1
+            if cpu < 0 || now() &- before <= slack || attempt == 3 { return (cpu, before) }
+        }
+    }
+}
+
 /// What stays fixed for a wall session: read once from the machine and the engine.
 struct WallFixedFigures: Equatable {
     /// Online cores.

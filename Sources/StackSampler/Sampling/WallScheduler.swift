@@ -18,14 +18,13 @@ import Glibc
 ///   CPU time, one period of CPU at most away (samples come one period of user CPU time apart),
 ///   and is counted with it at the tick's own time.
 /// A thread whose switches cannot be read (no ring: the bound, or the kernel refused) is looked
-/// at through `/proc` at each tick instead.
+/// at through `/proc` at each tick instead (`WallScheduler+Looks.swift`). Which threads have a
+/// ring: `RingKeeping`, `RingLending`; where a switch put a thread at a tick: `SwitchTimeline`.
 final class WallScheduler: SamplerSchedule {
     /// What the scheduler asks of the kernel (`WallProbes`): all it knows of the threads comes from there.
-    private let probes: any WallProbes
+    let probes: any WallProbes
     /// The threads' context-switch rings.
     private let rings: SwitchRings
-    /// A thread's CPU time read in longer than this is read again (`cpuTime(of:)`).
-    private static let cpuReadSlack: UInt64 = 20_000
 
     /// The tick: the sampling period.
     let intervalNanoseconds: UInt64
@@ -44,7 +43,7 @@ final class WallScheduler: SamplerSchedule {
     /// Ticks counted lost, by reason.
     var lostTicks: [TickLoss: Int] { matching.lost }
     /// The matching of each thread's ticks to its stacks.
-    private var matching: WallTickMatching
+    var matching: WallTickMatching
     /// When the wakes that count ticks and the looks between them come (`WallWakePolicy`).
     private var policy: WallWakePolicy
     /// Ticks the next wake that counts ticks comes after.
@@ -53,36 +52,27 @@ final class WallScheduler: SamplerSchedule {
     var ticksPerLook: Int { policy.ticksPerLook }
     /// When the threads with a ring are weighed (`RingKeeping`).
     private var ringKeeping = RingKeeping()
-    /// Whether a ring was looked for at this wake (one lent at most per wake, one search).
-    private var ringSoughtThisWake = false
-    /// With every ring taken, no thread can lend its ring before this time: the search that
-    /// found no lender saw none asleep for `longSleepNanoseconds` yet, and none asleep longer
-    /// than since then (a search over 1,000 threads at every wake was a tenth of the sampler's
-    /// CPU with 1,000 threads that nap 50 ms).
-    private var noLenderBefore: UInt64 = 0
+    /// Which sleeper gives its ring to a runner (`RingLending`).
+    private var lending = RingLending()
     /// Threads that ended since the last wake (`threadsEnded`).
     private var endedThreads: [ss_ended_thread] = []
     /// Whether a thread was watched since the last wake (`watch`): the wake is not calm, so that
     /// a program that starts threads is watched tick by tick for a while (a thread that ends in
     /// the middle of a long batch is counted to its end all the same: `threadsEnded`).
     private var newThreadWatched = false
-    /// A thread asleep at least this long, its stack walked, gives its ring to a thread without
-    /// one that runs (when the rings are all taken): a sleeper without a ring costs a CPU-time
-    /// read per tick, a running thread without one a look through `/proc`.
-    private static let longSleepNanoseconds: UInt64 = 100_000_000
     private var threads: [Int32: WallThread] = [:]
     /// Walks the stacks of threads blocked in a system call, without a signal.
-    private let blockedWalker: BlockedThreadWalker
+    let blockedWalker: BlockedThreadWalker
     /// The stacks where threads were preempted, for the ticks they wait for a core.
     private let preemptions: PreemptionSnapshots
     var preemptionCounts: (atCopy: Int, atNearestSample: Int) { (preemptions.exact, preemptions.withoutCopy) }
     /// Which threads without a ring each wake looks at (`LookSubsample`), and the last draw.
     private var subsample: LookSubsample
     /// When the last wake that counted ticks came (its last tick), if one did.
-    private var lastWake: UInt64?
+    var lastWake: UInt64?
     /// Ticks of threads without a ring that no wake drew, counted with the stack of their thread's
     /// last look (before its first, of that look).
-    private(set) var subsampledTicks = 0
+    var subsampledTicks = 0
     /// Looks a second at threads without a ring when they are too many to look at each at every tick.
     var subsampleLooksPerSecond: Int { Int(LookSubsample.looksPerSecond) }
     /// The attached threads at the last wake, split by whether they have a ring: the same threads
@@ -194,7 +184,7 @@ final class WallScheduler: SamplerSchedule {
     func wake(at now: UInt64, due: Int, late: Int, threads attached: ArraySlice<Int32>, routing: inout SampleRouting) {
         missedTicks += late
         matching.sampleSpacing = sampleSpacing
-        ringSoughtThisWake = false
+        lending.wakeBegins()
         var doubt = WakeDoubt(unknownPlace: newThreadWatched)
         newThreadWatched = false
         policy.wakeBegins(at: now)
@@ -249,66 +239,6 @@ final class WallScheduler: SamplerSchedule {
         lastWake = now
     }
 
-    /// A thread without a ring drawn for a look at this wake: its ticks since its last look up to
-    /// the `due` last (all the others when the threads are subsampled, none else) are owed with
-    /// the stack that look found (before its first look, or while that look's ticks wait for a
-    /// sample, they are counted with what this look finds), and the `due` last with this look.
-    private func countLooked(_ thread: WallThread, at now: UInt64, due: Int, late: Int, doubt: inout WakeDoubt, routing: inout SampleRouting) {
-        let skipped = skippedTicks(of: thread, upTo: now) - due
-        thread.lookedThrough = now
-        guard skipped > 0 else {
-            return countTicks(of: thread, at: now, due: due, late: late, end: nil, doubt: &doubt, routing: &routing)
-        }
-        if oweWithLastLook(thread, skipped, at: now &- UInt64(due) &* intervalNanoseconds) {
-            countTicks(of: thread, at: now, due: due, late: late, end: nil, doubt: &doubt, routing: &routing)
-        } else {
-            subsampledTicks += skipped
-            countTicks(of: thread, at: now, due: due + skipped, late: late + skipped, end: nil, doubt: &doubt, routing: &routing)
-        }
-    }
-
-    /// Owes `skipped` ticks of a subsampled thread, the last at `time`, with the stack its last
-    /// look found; false when it has none to owe them with (no look yet, or that look's ticks
-    /// still wait for a sample).
-    private func oweWithLastLook(_ thread: WallThread, _ skipped: Int, at time: UInt64) -> Bool {
-        guard thread.known != nil, thread.pending.isEmpty else { return false }
-        subsampledTicks += skipped
-        thread.owe(skipped, at: time)
-        return true
-    }
-
-    /// Where a thread first seen without a ring at the wake at `now` has its ticks counted from:
-    /// after the last wake's, and not before its attach (a thread made during a batch of `due`
-    /// ticks was not there at its first ones).
-    private func firstLookedThrough(_ tid: Int32, at now: UInt64, due: Int) -> UInt64 {
-        let batchStart = lastWake ?? now &- UInt64(due) &* intervalNanoseconds
-        let attached = probes.attachedAt(tid)
-        guard attached > batchStart, attached <= now else { return batchStart }
-        // The last tick of the batch before the attach: the ticks after it are the thread's.
-        return now &- ((now - attached) / intervalNanoseconds + 1) &* intervalNanoseconds
-    }
-
-    /// The ticks of a thread without a ring from its last look to `time` (a tick's time).
-    private func skippedTicks(of thread: WallThread, upTo time: UInt64) -> Int {
-        guard let through = thread.lookedThrough, time > through else { return 0 }
-        return Int((time - through + intervalNanoseconds / 2) / intervalNanoseconds)
-    }
-
-    /// A thread without a ring not looked at since the last wake that counted: its ticks since
-    /// its last look are owed with the stack that look found, or, with none known, counted lost
-    /// for `reason` if one is given (else left for its next look).
-    private func oweSkipped(_ thread: WallThread, loseFor reason: TickLoss?, routing: inout SampleRouting) {
-        guard thread.ring == nil, let lastWake else { return }
-        let skipped = skippedTicks(of: thread, upTo: lastWake)
-        guard skipped > 0 else { return }
-        if oweWithLastLook(thread, skipped, at: lastWake) {
-            thread.lookedThrough = lastWake
-        } else if let reason {
-            thread.lookedThrough = lastWake
-            matching.lose(skipped, reason, of: thread, routing: &routing)
-        }
-    }
-
     /// Between the wakes that count ticks: a thread whose newest switch (left in its ring, unless
     /// the ring fills) put it to sleep before `tick`, in a sleep not walked yet, is walked now,
     /// before that sleep ends; the walk is kept for the wake that counts its ticks. The threads'
@@ -352,7 +282,7 @@ final class WallScheduler: SamplerSchedule {
     /// Counts `thread`'s `due` ticks, the last at `now`; with `end` (its CPU time as it ended, and
     /// when), only those up to then, from that CPU time. Notes in `doubt` why a tick's stack could
     /// not be known from its switches.
-    private func countTicks(of thread: WallThread, at now: UInt64, due: Int, late: Int, end: (cpu: Int64, time: UInt64)?,
+    func countTicks(of thread: WallThread, at now: UInt64, due: Int, late: Int, end: (cpu: Int64, time: UInt64)?,
                             doubt: inout WakeDoubt, routing: inout SampleRouting) {
         // Asleep since a sleep already walked, and no switch since: its ticks owed, counted in
         // one step later (`payOwed`). The common case of a program of many threads, first.
@@ -367,7 +297,7 @@ final class WallScheduler: SamplerSchedule {
         noteSleeps(of: thread, from: before, records: records)
         if thread.ring == nil || thread.place == .unknown || records.contains(where: { $0.kind == SS_SWITCH_LOST }) {
             if let end {
-                matching.lose(Self.ticks(due, at: now, spacing: intervalNanoseconds, upTo: end.time), .placeUnknown, of: thread, routing: &routing)
+                matching.lose(SwitchTimeline.ticks(due, at: now, spacing: intervalNanoseconds, upTo: end.time), .placeUnknown, of: thread, routing: &routing)
                 doubt.unknownPlace = true
                 return
             }
@@ -388,7 +318,7 @@ final class WallScheduler: SamplerSchedule {
         } else if thread.place == .preempted && before == .preempted && records.isEmpty && thread.cpuAtLastTick >= 0 {
             (cpu, read) = (thread.cpuAtLastTick, ringRead)
         } else {
-            (cpu, read) = cpuTime(of: thread.tid)
+            (cpu, read) = probes.promptCPUTime(of: thread.tid)
             let placeBefore = thread.place
             let later = rings.takeSwitches(of: thread)
             noteSleeps(of: thread, from: placeBefore, records: later)
@@ -407,7 +337,7 @@ final class WallScheduler: SamplerSchedule {
         // Where it was preempted, exactly: samples at the CPU time of each wait for a core.
         let preempted = preemptions.stacks(of: thread.tid, records: records, read: read, reach: Int64(intervalNanoseconds),
                                            takesSignal: takesSignal(thread)) { time in
-            cpu - Self.place(at: time, from: before, records: records, until: read).1
+            cpu - SwitchTimeline.place(at: time, from: before, records: records, until: read).1
         }
         for known in preempted { thread.samples.insert(known, beforeFirst: { $0.cpu > known.cpu }) }
         for late in (0..<due).reversed() {
@@ -424,7 +354,7 @@ final class WallScheduler: SamplerSchedule {
             }
             // Its CPU time at the tick: less what it ran since (asleep then, a sample taken after
             // its sleep ended must not be taken in before the sleep's ticks are counted).
-            let (place, running) = Self.place(at: time, from: before, records: records, until: read)
+            let (place, running) = SwitchTimeline.place(at: time, from: before, records: records, until: read)
             matching.takeSamples(of: thread, upTo: cpu - running, routing: &routing)
             switch place {
             case .asleep(let since):
@@ -443,7 +373,7 @@ final class WallScheduler: SamplerSchedule {
                     if !look(at: thread, cpu: cpu, sleep: since, at: time, due: 1, routing: &routing) { matching.lose(1, .sleepOverUnwalked, of: thread, routing: &routing) }
                 } else {
                     matching.lose(1, .sleepOverUnwalked, of: thread, routing: &routing)
-                    let length = Self.length(ofSleepFrom: since, in: records)
+                    let length = SwitchTimeline.length(ofSleepFrom: since, in: records)
                     // Longer than two ticks: a look at the first tick in it would have walked it.
                     if length.map({ $0 >= 2 * intervalNanoseconds }) ?? true { thread.lookWalked(true) }
                     if thread.walkable, length.map({ $0 >= WallWakePolicy.shortestWalkableSleepNanoseconds }) ?? true {
@@ -466,12 +396,6 @@ final class WallScheduler: SamplerSchedule {
         return thread.takesSignal
     }
 
-    /// How many of `due` ticks `spacing` apart, the last at `now`, come at or before `end`.
-    private static func ticks(_ due: Int, at now: UInt64, spacing: UInt64, upTo end: UInt64) -> Int {
-        guard end < now else { return due }
-        return max(0, due - Int((now - end + spacing - 1) / spacing))
-    }
-
     /// Notes the length of each sleep long enough to be walked that ended in `records` (`thread`'s
     /// switches since `before`), if the thread's sleeps are walked when a look comes (`WallThread.walkable`).
     private func noteSleeps(of thread: WallThread, from before: WallThread.Place, records: [ss_switch]) {
@@ -488,101 +412,15 @@ final class WallScheduler: SamplerSchedule {
         }
     }
 
-    /// How long the sleep that began at `start` lasted, if `records` show its end.
-    private static func length(ofSleepFrom start: UInt64, in records: [ss_switch]) -> UInt64? {
-        records.first { $0.kind == SS_SWITCH_IN && $0.time_ns > start }.map { $0.time_ns - start }
-    }
-
-    /// The thread's CPU time and a moment it was read at (the moment before the read: it is at
-    /// most the read's length ahead of the CPU time then); read again, up to twice, if the read
-    /// took longer than `cpuReadSlack` (the sampler thread lost its core meanwhile).
-    private func cpuTime(of tid: Int32) -> (cpu: Int64, at: UInt64) {
-        var attempt = 0
-        while true {
-            let before = probes.now()
-            let cpu = probes.cpuTime(of: tid)
-            attempt += 1
-            if cpu < 0 || probes.now() &- before <= Self.cpuReadSlack || attempt == 3 { return (cpu, before) }
-        }
-    }
-
-    /// Where a thread was at `time`, from where it was before `records` (its switches since
-    /// the last tick, oldest first, up to `end` and maybe after it), and how long it was on a
-    /// core from then until `end`.
-    private static func place(at time: UInt64, from before: WallThread.Place, records: [ss_switch], until end: UInt64)
-        -> (WallThread.Place, Int64) {
-        var place = before
-        var index = 0
-        while index < records.count, records[index].time_ns <= time {
-            place = WallThread.Place(records[index])
-            index += 1
-        }
-        let then = place
-        var running: Int64 = 0
-        var from = time
-        for record in records[index...] where record.time_ns <= end {
-            if place == .onCore { running += Int64(record.time_ns &- from) }
-            from = record.time_ns
-            place = WallThread.Place(record)
-        }
-        if place == .onCore, end > from { running += Int64(end - from) }
-        return (then, running)
-    }
-
-    /// A thread whose switches are not known: unmoved since its stack was counted, its ticks are
-    /// owed (exact); else it is looked at through `/proc` now, and the tick now and the `late`
-    /// ones are counted with what is found, as a late wake's always were; the other ticks of a
-    /// wake that planned several are counted lost, not guessed. So while a thread has no ring,
-    /// every wake counts one tick (`WakeDoubt.unknownPlace`): a sleeper unmoved at one wake may
-    /// wake before the next, and a batch's ticks before that wake would be lost.
-    private func lookUnknown(_ thread: WallThread, at now: UInt64, due: Int, late: Int, routing: inout SampleRouting) {
-        // Walked asleep and not given a core since (no system call): still there.
-        if let sequence = thread.asleepSequence, thread.pending.isEmpty, thread.samples.isEmpty, thread.counted,
-           probes.scheduleSequence(of: thread.tid) == sequence {
-            matching.owe(thread, due, at: now, routing: &routing)
-            return
-        }
-        let cpu = probes.cpuTime(of: thread.tid)
-        if cpu >= 0, thread.pending.isEmpty, thread.samples.isEmpty, thread.counted, let known = thread.known,
-           cpu - known.cpu < WallTickMatching.unmovedNanoseconds {
-            matching.owe(thread, due, at: now, routing: &routing)
-            return
-        }
-        matching.payOwed(thread, routing: &routing)
-        matching.takeSamples(of: thread, upTo: .max, routing: &routing)
-        guard cpu >= 0 else { return }
-        let counted = min(due, late + 1)
-        matching.lose(due - counted, .batchOfUnknownPlace, of: thread, routing: &routing)
-        if thread.pending.isEmpty, let known = thread.known, cpu - known.cpu < WallTickMatching.unmovedNanoseconds {
-            matching.count(thread, known: known, at: now, ticks: counted, routing: &routing)
-        } else {
-            let earnsRing = !subsampling || thread.known.map { RingKeeping.earnsRing(cpu: cpu - $0.cpu, elapsed: now &- $0.sample.timeNanoseconds) } == true
-            if !look(at: thread, cpu: cpu, sleep: nil, at: now, due: counted, routing: &routing) { matching.lose(counted, .movedWhileWalked, of: thread, routing: &routing) }
-            if thread.ring == nil, earnsRing { lendRing(to: thread, at: now, routing: &routing) }
-        }
-    }
-
     /// `runner`, a thread without a ring that has run, gets one: a free one (a thread that had one
-    /// ended), else the ring of a thread asleep for `longSleepNanoseconds` whose sleep's stack is
-    /// known and whose ring has nothing unread (it is counted after that as a thread without a
-    /// ring: unmoved, its known stack; it gets a ring back if the runner's cannot be opened).
-    /// One search per wake.
-    private func lendRing(to runner: WallThread, at now: UInt64, routing: inout SampleRouting) {
-        guard !ringSoughtThisWake, !rings.refused, !rings.full || now >= noLenderBefore else { return }
-        ringSoughtThisWake = true
+    /// ended), else a sleeper's (`RingLending`), which gets a ring back if the runner's cannot be
+    /// opened. One search per wake.
+    func lendRing(to runner: WallThread, at now: UInt64, routing: inout SampleRouting) {
+        guard lending.maySeek(at: now, rings: rings) else { return }
         var lender: WallThread?
         if rings.full {
-            // A sleep that began after the oldest one seen now ends its first 100 ms after it.
-            var oldestSleep = now
-            lender = threads.values.first { thread in
-                guard thread.ring != nil, case .asleep(let since) = thread.place else { return false }
-                oldestSleep = min(oldestSleep, since)
-                return ringClosable(thread) && now &- since >= Self.longSleepNanoseconds
-            }
-            guard let sleeper = lender else {
-                noLenderBefore = oldestSleep &+ Self.longSleepNanoseconds
-                return
-            }
+            guard let sleeper = lending.lender(among: threads.values, at: now, rings: rings) else { return }
+            lender = sleeper
             takeRing(of: sleeper, routing: &routing)
         }
         splitStale = true
@@ -592,7 +430,7 @@ final class WallScheduler: SamplerSchedule {
     }
 
     /// Whether there are more threads without a ring than are looked at at every tick.
-    private var subsampling: Bool { split.withoutRing.count > LookSubsample.exactThreads }
+    var subsampling: Bool { split.withoutRing.count > LookSubsample.exactThreads }
 
     /// At the end of a span (`RingKeeping`), while the threads are subsampled: the threads of
     /// `withRing` that walked more sleeps than they ran give their rings back, where their rings
@@ -604,16 +442,9 @@ final class WallScheduler: SamplerSchedule {
             defer { (thread.ticksRunningInSpan, thread.sleepsWalkedInSpan) = (0, 0) }
             guard subsampling, thread.ring != nil,
                   RingKeeping.givesBack(ticksRunning: thread.ticksRunningInSpan, sleepsWalked: thread.sleepsWalkedInSpan),
-                  ringClosable(thread) else { continue }
+                  RingLending.closable(thread, rings: rings) else { continue }
             takeRing(of: thread, routing: &routing)
         }
-    }
-
-    /// Whether `thread`'s ring can be closed now: it is asleep in a sleep walked, with nothing
-    /// unread in its ring and no tick or sample waiting.
-    private func ringClosable(_ thread: WallThread) -> Bool {
-        guard case .asleep(let since) = thread.place else { return false }
-        return thread.knownSleep == since && thread.pending.isEmpty && thread.samples.isEmpty && !rings.hasUnread(thread)
     }
 
     /// Closes the ring of `sleeper`, asleep in a sleep whose stack is known: from now on it is
@@ -661,55 +492,4 @@ final class WallScheduler: SamplerSchedule {
         return thread
     }
 
-    /// Walks a thread found asleep in the sleep that began at `sleep` (or, with `sleep` nil, one
-    /// whose switches are unknown) at CPU time `cpu`. Walked, the ticks before are settled and
-    /// these are counted with the walk. Found running without switches, the ticks wait for a
-    /// sample. Found woken from `sleep`, or moving while walked, they are not counted: at those
-    /// ticks the thread was in that sleep, whose stack is where it blocked, not where any sample
-    /// of its running was (woken, it waits for a core at the end of the system call). Returns
-    /// whether the ticks were counted (or will be, with a sample); the caller counts them lost if not.
-    private func look(at thread: WallThread, cpu: Int64, sleep: UInt64?, at now: UInt64, due: Int,
-                      routing: inout SampleRouting) -> Bool {
-        // A thread asleep by its switches stayed so while no switch came since they were read (and
-        // its CPU time did not move: a tid reused before the scan saw its thread end has a ring
-        // that never gets another record).
-        let ring = sleep == nil ? nil : thread.ring
-        let probes = probes
-        let stayedAsleep = ring.map { ring in { !probes.hasUnreadSwitches(ring) && probes.cpuTime(of: thread.tid) == cpu } }
-        // Without a ring: read before the walk, so that a core got during it or after changes it.
-        let sequence = ring == nil ? probes.scheduleSequence(of: thread.tid) : -1
-        switch walkBlocked(thread, cpu: cpu, at: now, stayedAsleep: stayedAsleep) {
-        case .walked(let sample):
-            var known = WallThread.Known(sample: sample, cpu: cpu, reach: WallTickMatching.unmovedNanoseconds)
-            known.sleep = sleep
-            if sleep != nil {
-                thread.lookWalked(true)
-                thread.sleepsWalkedInSpan += 1
-            }
-            matching.settle(thread, next: known, routing: &routing)
-            if sequence >= 0 { thread.asleepSequence = sequence }
-            matching.count(thread, known: known, at: now, ticks: due, routing: &routing)
-            return true
-        case .running where sleep == nil:
-            thread.cpuAtLastTick = cpu
-            matching.tick(thread, cpu: cpu, at: now, ticks: due, routing: &routing)
-            return true
-        case .running:
-            thread.wokenFrom = sleep // its other ticks in that sleep are lost too, without a look
-            thread.lookWalked(false)
-            return false
-        case .unsettled, .gone:
-            return false
-        }
-    }
-
-    /// Looks at `thread` through `/proc` (`BlockedThreadWalker.look`); its file is held from its
-    /// second look on: a thread looked at once (a long sleep) needs none.
-    private func walkBlocked(_ thread: WallThread, cpu: Int64, at now: UInt64, stayedAsleep: (() -> Bool)?) -> BlockedThreadWalker.Look {
-        defer { thread.lookedAt = true }
-        guard thread.lookedAt else { return blockedWalker.look(at: thread.tid, cpu: cpu, now: now, stayedAsleep: stayedAsleep) }
-        return withUnsafeMutablePointer(to: &thread.heldFile) { heldFile in
-            blockedWalker.look(at: thread.tid, cpu: cpu, now: now, stayedAsleep: stayedAsleep, heldFile: heldFile)
-        }
-    }
 }
