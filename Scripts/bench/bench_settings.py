@@ -9,10 +9,12 @@ round, medians over rounds:
 - slowdown at wall 1 kHz of one busy thread and of 8 busy threads on the machine's cores
   (bench_wall), and of C++ exceptions thrown through 10 frames (bench_exceptions), against
   gperftools at 1 kHz (root): the budget is gperftools' slowdown + 1 % for the busy threads,
-  10 % for the exceptions;
+  10 % for the exceptions; and wall's slowdown less gperftools', paired round by round (the
+  machine's drift leaves both alike), median and quartiles, for the verdict on that budget;
 - 1,000 threads that sleep 50 ms at a time (bench_sleepers): the profiler's CPU (the process's
   CPU time less the unprofiled run's) as a share of a core at wall 100 Hz (budget 2 %) and cpu
-  100 Hz (budget 1 %), over runs of 5 s and per second past the first 5 (runs of 15 s against 5).
+  100 Hz (budget 1 %), over runs of 5 s and per second past the first 5 (runs of 15 s against 5),
+  each run against the unprofiled run of its round: median and quartiles of the rounds.
 Writes settings_cost.json and prints a Markdown table for the report.
 """
 import os
@@ -76,8 +78,11 @@ def _sized(place, program, make_argv, seconds):
 
 
 def _slowdowns(place, name, argv, rounds):
-    """Median slowdown (%) of gperftools and of wall 1 kHz in each setting, against unprofiled
-    runs under the same launchers, all interleaved."""
+    """Slowdowns (%) of gperftools and of wall 1 kHz in each setting, against unprofiled runs under
+    the same launchers, all interleaved: each the median over the rounds, and, for each setting,
+    wall's slowdown less gperftools' in the same round (`over`: median and quartiles of the
+    rounds' differences), which is what the budget (gperftools' + 1 %) is about: pairing by round
+    leaves out the machine's drift from one minute to the next."""
     configurations = [("root", "gperftools")] + [(setting, profiler) for setting in SETTINGS
                                                   for profiler in ("none", "stacksampler")]
     walls = {configuration: [] for configuration in configurations}
@@ -85,19 +90,25 @@ def _slowdowns(place, name, argv, rounds):
         for setting, profiler in configurations:
             walls[(setting, profiler)].append(_run(place, setting, argv, _profiler_env(place, profiler))[0])
         log(f"settings-cost: {name} round {round_index + 1} of {rounds}")
+    def slowdown(setting, profiler, index):
+        return 100 * (walls[(setting, profiler)][index] / walls[(setting, "none")][index] - 1)
     base = {setting: statistics.median(walls[(setting, "none")]) for setting in SETTINGS}
-    result = {"gperftools": 100 * (statistics.median(walls[("root", "gperftools")]) / base["root"] - 1)}
+    result = {"gperftools": 100 * (statistics.median(walls[("root", "gperftools")]) / base["root"] - 1), "over": {}}
     for setting in SETTINGS:
         result[setting] = 100 * (statistics.median(walls[(setting, "stacksampler")]) / base[setting] - 1)
+        differences = [slowdown(setting, "stacksampler", i) - slowdown("root", "gperftools", i) for i in range(rounds)]
+        quartiles = statistics.quantiles(differences, n=4)
+        result["over"][setting] = {"median": statistics.median(differences), "low": quartiles[0], "high": quartiles[2]}
     return result
 
 
 def _sleeper_costs(place, sleepers, lengths, rounds):
     """The profiler's CPU as a share of a core (%) with the sleepers, wall and cpu mode at 100 Hz,
-    in each setting: the process's CPU time less that of the unprofiled run, over the run's length
-    (`run`, runs of lengths[0] seconds), and per second past the first run's length (`steady`:
-    runs of lengths[1] against lengths[0], so that what every run costs once, whatever its length,
-    is left out: the threads' attach and names, the profile written)."""
+    in each setting: the process's CPU time less that of the unprofiled run of the same round,
+    over the run's length (`run`, runs of lengths[0] seconds), and per second past the first
+    run's length (`steady`: runs of lengths[1] against lengths[0] of the same round, so that what
+    every run costs once, whatever its length, is left out: the threads' attach and names, the
+    profile written). Each the median of the rounds, with the rounds' quartiles (`low`, `high`)."""
     short, long = lengths
     result = {}
     for setting in SETTINGS:
@@ -108,12 +119,19 @@ def _sleeper_costs(place, sleepers, lengths, rounds):
                 cpu[("none", length)].append(_run(place, setting, argv, {})[1])
                 for mode in ("wall", "cpu"):
                     cpu[(mode, length)].append(_run(place, setting, argv, _profiler_env(place, "stacksampler", mode, "10ms"))[1])
-        extra = {key: statistics.median(values) - statistics.median(cpu[("none", key[1])]) for key, values in cpu.items() if key[0] != "none"}
-        result[setting] = {mode: {"run": 100 * extra[(mode, short)] / short,
-                                  "steady": 100 * (extra[(mode, long)] - extra[(mode, short)]) / (long - short)}
-                           for mode in ("wall", "cpu")}
+        def extra(mode, length, index):
+            return cpu[(mode, length)][index] - cpu[("none", length)][index]
+        result[setting] = {}
+        for mode in ("wall", "cpu"):
+            shares = {"run": [100 * extra(mode, short, i) / short for i in range(rounds)],
+                      "steady": [100 * (extra(mode, long, i) - extra(mode, short, i)) / (long - short) for i in range(rounds)]}
+            result[setting][mode] = {}
+            for kind, values in shares.items():
+                quartiles = statistics.quantiles(values, n=4)
+                result[setting][mode][kind] = {"median": statistics.median(values), "low": quartiles[0], "high": quartiles[2]}
         log(f"settings-cost: sleepers as {setting}: " + ", ".join(
-            f"{mode} {result[setting][mode]['run']:.2f} % ({short} s runs), {result[setting][mode]['steady']:.2f} % steady" for mode in ("wall", "cpu")))
+            f"{mode} {result[setting][mode]['run']['median']:.2f} % ({short} s runs), {result[setting][mode]['steady']['median']:.2f} % steady"
+            for mode in ("wall", "cpu")))
     return result
 
 
@@ -137,8 +155,16 @@ def cmd_settings_cost(args):
     for name, result in slowdowns.items():
         print(f"| {name} | {result['gperftools']:+.1f} % | " + " | ".join(f"{result[s]:+.1f} %" for s in SETTINGS) + " |")
     print()
+    print("| wall 1 kHz's slowdown less gperftools', paired by round: median (quartiles) | " + " | ".join(SETTINGS) + " |")
+    print("|---|" + "---|" * len(SETTINGS))
+    for name, result in slowdowns.items():
+        over = result["over"]
+        print(f"| {name} | " + " | ".join(f"{over[s]['median']:+.1f} ({over[s]['low']:+.1f} to {over[s]['high']:+.1f})" for s in SETTINGS) + " |")
+    print()
     print("| 1,000 threads sleeping 50 ms at a time: the profiler's CPU, share of a core | " + " | ".join(SETTINGS) + " |")
     print("|---|" + "---|" * len(SETTINGS))
     for mode in ("wall", "cpu"):
         for kind, words in (("run", "runs of 5 s"), ("steady", "each second past the first 5")):
-            print(f"| {mode} 100 Hz, {words} | " + " | ".join(f"{sleepers[s][mode][kind]:.2f} %" for s in SETTINGS) + " |")
+            print(f"| {mode} 100 Hz, {words} | " + " | ".join(
+                f"{sleepers[s][mode][kind]['median']:.2f} % ({sleepers[s][mode][kind]['low']:.2f} to {sleepers[s][mode][kind]['high']:.2f})"
+                for s in SETTINGS) + " |")
