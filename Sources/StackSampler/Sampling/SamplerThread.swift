@@ -356,9 +356,8 @@ final class SamplerThread: @unchecked Sendable {
     /// Hands every sample in the buffer down the path, except those `dropped` says are not the
     /// program's (the stopping thread in the profiler's exit code) and those with no frame: a walk
     /// the engine found wholly in the profiler's code (`ss_leave_out_own_code`), such as the exit
-    /// handler's first calls bound lazily before the preload library's tables are built (4 such
-    /// samples in 1 of 16 xz runs at 1 ms beside 3 spinners, kept before as `[no unwind info]`
-    /// alone, outside the exit path's window: the exiting thread lost its core in the resolver).
+    /// handler's first calls bound lazily before the preload library's tables are built, which a
+    /// thread that loses its core in the loader's resolver can take outside the exit path's window.
     private func drain(dropping dropped: (Sample) -> Bool = { _ in false }) {
         while let pointer = ss_buffer_peek() {
             let sample = Sample(pointer)
