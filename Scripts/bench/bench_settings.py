@@ -10,7 +10,10 @@ round, medians over rounds:
   (bench_wall), and of C++ exceptions thrown through 10 frames (bench_exceptions), against
   gperftools at 1 kHz (root): the budget is gperftools' slowdown + 1 % for the busy threads,
   10 % for the exceptions; and wall's slowdown less gperftools', paired round by round (the
-  machine's drift leaves both alike), median and quartiles, for the verdict on that budget;
+  machine's drift leaves both alike), median and quartiles, for the verdict on that budget. Each
+  is given for the whole run and for the work alone (each round also runs the work cut to a few
+  ms, and what that run costs, paid once by every process, is left out), with that once-per-run
+  cost in ms;
 - 1,000 threads that sleep 50 ms at a time (bench_sleepers): the profiler's CPU (the process's
   CPU time less the unprofiled run's) as a share of a core at wall 100 Hz (budget 2 %) and cpu
   100 Hz (budget 1 %), over runs of 5 s and per second past the first 5 (runs of 15 s against 5),
@@ -72,33 +75,61 @@ def _run(place, setting, argv, env):
 
 
 def _sized(place, program, make_argv, seconds):
-    """`make_argv(n)` for the n whose unprofiled run takes about `seconds`."""
-    wall, _ = _run(place, "root", make_argv(1000), {})
-    return make_argv(max(1000, int(1000 * seconds / max(wall, 1e-3))))
+    """(`make_argv(n)` for the n whose unprofiled run takes about `seconds`, `make_argv(1000)`: the
+    same work cut to a run of a few ms, which costs what a run costs once, whatever its length)."""
+    tiny = make_argv(1000)
+    wall, _ = _run(place, "root", tiny, {})
+    return make_argv(max(1000, int(1000 * seconds / max(wall, 1e-3)))), tiny
 
 
-def _slowdowns(place, name, argv, rounds):
+def _quartiles(values):
+    """Median and quartiles of `values`, as the tables print them."""
+    quartiles = statistics.quantiles(values, n=4)
+    return {"median": statistics.median(values), "low": quartiles[0], "high": quartiles[2]}
+
+
+def _slowdowns(place, name, argvs, rounds):
     """Slowdowns (%) of gperftools and of wall 1 kHz in each setting, against unprofiled runs under
-    the same launchers, all interleaved: each the median over the rounds, and, for each setting,
-    wall's slowdown less gperftools' in the same round (`over`: median and quartiles of the
-    rounds' differences), which is what the budget (gperftools' + 1 %) is about: pairing by round
-    leaves out the machine's drift from one minute to the next."""
+    the same launchers, all interleaved, each round also running the work cut to a few ms (`argvs`:
+    the full run and the tiny one). For each configuration: the whole run's slowdown (median over
+    the rounds); what a run pays once (`once`, ms: the tiny run's wall less the unprofiled one's of
+    the same round: start-up, the tables, the profile written at exit); and the work's own slowdown
+    (`work`: the full run less the tiny one, against the same difference unprofiled, so that what
+    every process pays once is left out, as for a service that runs for hours). For each setting,
+    wall's slowdown less gperftools' in the same round, whole run (`over`) and work (`over work`),
+    median and quartiles of the rounds: the budget (gperftools' + 1 %) is about that difference, and
+    pairing by round leaves out the machine's drift from one minute to the next."""
+    full, tiny = argvs
     configurations = [("root", "gperftools")] + [(setting, profiler) for setting in SETTINGS
                                                   for profiler in ("none", "stacksampler")]
     walls = {configuration: [] for configuration in configurations}
+    tinies = {configuration: [] for configuration in configurations}
     for round_index in range(rounds):
         for setting, profiler in configurations:
-            walls[(setting, profiler)].append(_run(place, setting, argv, _profiler_env(place, profiler))[0])
+            env = _profiler_env(place, profiler)
+            walls[(setting, profiler)].append(_run(place, setting, full, env)[0])
+            tinies[(setting, profiler)].append(_run(place, setting, tiny, env)[0])
         log(f"settings-cost: {name} round {round_index + 1} of {rounds}")
     def slowdown(setting, profiler, index):
         return 100 * (walls[(setting, profiler)][index] / walls[(setting, "none")][index] - 1)
-    base = {setting: statistics.median(walls[(setting, "none")]) for setting in SETTINGS}
-    result = {"gperftools": 100 * (statistics.median(walls[("root", "gperftools")]) / base["root"] - 1), "over": {}}
+    def work_slowdown(setting, profiler, index):
+        def work(configuration):
+            return walls[configuration][index] - tinies[configuration][index]
+        return 100 * (work((setting, profiler)) / work((setting, "none")) - 1)
+    def once(setting, profiler, index):
+        return 1000 * (tinies[(setting, profiler)][index] - tinies[(setting, "none")][index])
+    gperf = ("root", "gperftools")
+    result = {"gperftools": {"run": statistics.median(slowdown("root", "gperftools", i) for i in range(rounds)),
+                             "work": statistics.median(work_slowdown("root", "gperftools", i) for i in range(rounds)),
+                             "once": statistics.median(once(*gperf, i) for i in range(rounds))},
+              "over": {}, "over work": {}}
     for setting in SETTINGS:
-        result[setting] = 100 * (statistics.median(walls[(setting, "stacksampler")]) / base[setting] - 1)
-        differences = [slowdown(setting, "stacksampler", i) - slowdown("root", "gperftools", i) for i in range(rounds)]
-        quartiles = statistics.quantiles(differences, n=4)
-        result["over"][setting] = {"median": statistics.median(differences), "low": quartiles[0], "high": quartiles[2]}
+        result[setting] = {"run": statistics.median(slowdown(setting, "stacksampler", i) for i in range(rounds)),
+                           "work": statistics.median(work_slowdown(setting, "stacksampler", i) for i in range(rounds)),
+                           "once": statistics.median(once(setting, "stacksampler", i) for i in range(rounds))}
+        result["over"][setting] = _quartiles([slowdown(setting, "stacksampler", i) - slowdown(*gperf, i) for i in range(rounds)])
+        result["over work"][setting] = _quartiles([work_slowdown(setting, "stacksampler", i) - work_slowdown(*gperf, i)
+                                                   for i in range(rounds)])
     return result
 
 
@@ -127,8 +158,7 @@ def _sleeper_costs(place, sleepers, lengths, rounds):
                       "steady": [100 * (extra(mode, long, i) - extra(mode, short, i)) / (long - short) for i in range(rounds)]}
             result[setting][mode] = {}
             for kind, values in shares.items():
-                quartiles = statistics.quantiles(values, n=4)
-                result[setting][mode][kind] = {"median": statistics.median(values), "low": quartiles[0], "high": quartiles[2]}
+                result[setting][mode][kind] = _quartiles(values)
         log(f"settings-cost: sleepers as {setting}: " + ", ".join(
             f"{mode} {result[setting][mode]['run']['median']:.2f} % ({short} s runs), {result[setting][mode]['steady']['median']:.2f} % steady"
             for mode in ("wall", "cpu")))
@@ -150,17 +180,21 @@ def cmd_settings_cost(args):
     finally:
         shutil.rmtree(place, ignore_errors=True)
     save(args.work, "settings_cost.json", {"slowdowns": slowdowns, "sleepers": sleepers, "rounds": args.rounds})
+    def cell(result):
+        return f"{result['run']:+.1f} % run, {result['work']:+.1f} % work, {result['once']:.0f} ms once"
     print("| workload | gperftools 1 kHz | " + " | ".join(f"wall 1 kHz, {setting}" for setting in SETTINGS) + " |")
     print("|---|---|" + "---|" * len(SETTINGS))
     for name, result in slowdowns.items():
-        print(f"| {name} | {result['gperftools']:+.1f} % | " + " | ".join(f"{result[s]:+.1f} %" for s in SETTINGS) + " |")
+        print(f"| {name} | {cell(result['gperftools'])} | " + " | ".join(cell(result[s]) for s in SETTINGS) + " |")
     print()
-    print("| wall 1 kHz's slowdown less gperftools', paired by round: median (quartiles) | " + " | ".join(SETTINGS) + " |")
-    print("|---|" + "---|" * len(SETTINGS))
-    for name, result in slowdowns.items():
-        over = result["over"]
-        print(f"| {name} | " + " | ".join(f"{over[s]['median']:+.1f} ({over[s]['low']:+.1f} to {over[s]['high']:+.1f})" for s in SETTINGS) + " |")
-    print()
+    for key, words in (("over", "whole run"), ("over work", "the work, once-per-run costs left out")):
+        print(f"| wall 1 kHz's slowdown less gperftools', {words}, paired by round: median (quartiles) | "
+              + " | ".join(SETTINGS) + " |")
+        print("|---|" + "---|" * len(SETTINGS))
+        for name, result in slowdowns.items():
+            over = result[key]
+            print(f"| {name} | " + " | ".join(f"{over[s]['median']:+.1f} ({over[s]['low']:+.1f} to {over[s]['high']:+.1f})" for s in SETTINGS) + " |")
+        print()
     print("| 1,000 threads sleeping 50 ms at a time: the profiler's CPU, share of a core | " + " | ".join(SETTINGS) + " |")
     print("|---|" + "---|" * len(SETTINGS))
     for mode in ("wall", "cpu"):
