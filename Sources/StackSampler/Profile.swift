@@ -128,6 +128,10 @@ public struct Profile: Sendable {
         public var subsampledTicks = 0
         /// Looks a second at such threads, when `subsampledTicks` is not 0.
         public var subsampleLooksPerSecond = 0
+        /// Not a loss: wall mode's context-switch rings given back because their threads switched
+        /// too often (each switch of a thread with a ring costs it about 2 µs): those threads were
+        /// then counted as threads without a ring, by looks, for a while (see `RingKeeping`).
+        public var ringsGivenBackForSwitches = 0
         /// Not a loss: samples whose walk crossed JIT code (code without unwind info that no module
         /// accounts for: anonymous memory, code a runtime declares in `/tmp/perf-PID.map`) by its frame
         /// pointers, every step checked (see docs/design.md, How it works). Not kept in raw recordings.

@@ -34,6 +34,10 @@ enum TestProgram: String, CaseIterable, Sendable {
     /// A pool of threads asleep in turns of 30 ms in `pool_wait_long` and 10 ms in
     /// `pool_wait_short`, each timing its sleeps: SECONDS THREADS.
     case threadPool = "thread_pool"
+    /// Two threads handing a token back and forth through a futex, spinning a few microseconds
+    /// in `handoff_spin` between handings and waiting in `handoff_wait`: SECONDS SPIN_US; prints
+    /// `handings`, and `spin_ms` and `wait_ms` as the threads timed them.
+    case handoff
     /// Blocks every signal while it works (`masked_work`), then waits 1 ms with its old mask set
     /// for the wait alone (ppoll, pselect, epoll_pwait, sigsuspend); counts the waits cut short.
     case maskedWaits = "masked_waits"
@@ -187,7 +191,7 @@ enum TestProgram: String, CaseIterable, Sendable {
         case .fpSleepersNoFramePointers: ["g++", "-O2", "-pthread", "-fomit-frame-pointer"]
         case .unwindDiff: ["gcc", "-O2", "-shared", "-fPIC", "-I", PackagePaths.root + "/Sources/CEngine/include"]
         case .plugin: ["gcc", "-O2", "-shared", "-fPIC"]
-        case .bursts, .lateThreads, .waitCalls: ["gcc", "-O2", "-pthread"]
+        case .bursts, .lateThreads, .waitCalls, .handoff: ["gcc", "-O2", "-pthread"]
         case .threads, .deep, .sleepers, .threadPool, .churn, .stall, .execer, .forkLoader, .keyHoarder, .signalRaces, .windowService, .daemonPipes,
              .callService, .mainExitsFirst:
             ["gcc", "-O2", "-pthread"]

@@ -21,6 +21,15 @@ import Testing
         #expect(!RingKeeping.earnsRing(cpu: 0, elapsed: 0))
     }
 
+    @Test("a thread gives its ring back once its ring brings more than a second's worth of 5,000 switches within a span, not before")
+    func givesBackWhenItSwitchesOften() {
+        #expect(!RingKeeping.switchesTooOften(40), "a thread that naps 20 times a second: 40 records")
+        #expect(!RingKeeping.switchesTooOften(4_000), "a thread that naps 200 µs between spins of 300 µs")
+        #expect(!RingKeeping.switchesTooOften(RingKeeping.maximumSwitchesPerSecond))
+        #expect(RingKeeping.switchesTooOften(RingKeeping.maximumSwitchesPerSecond + 1))
+        #expect(RingKeeping.switchesTooOften(400_000), "two threads handing a token on one core")
+    }
+
     @Test("a span ends a second after the last one did, and only then")
     func spans() {
         var keeping = RingKeeping()

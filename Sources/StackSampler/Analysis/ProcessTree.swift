@@ -65,6 +65,7 @@ extension Profile.Losses {
         preemptionsAtNearestSample += other.preemptionsAtNearestSample
         subsampledTicks += other.subsampledTicks
         subsampleLooksPerSecond = max(subsampleLooksPerSecond, other.subsampleLooksPerSecond)
+        ringsGivenBackForSwitches += other.ringsGivenBackForSwitches
         framePointerSamples += other.framePointerSamples
     }
 }

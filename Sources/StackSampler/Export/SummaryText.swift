@@ -40,6 +40,10 @@ extension Profile {
                 + "such threads were too many to look at each at every tick, so \(losses.subsampleLooksPerSecond) looks a second went to them, in rounds that look at each once, in an order drawn at random "
                 + "(the profile stays unbiased; their calls' starts and ends are known to the gap between two looks)")
         }
+        if losses.ringsGivenBackForSwitches > 0 {
+            lines.append("switch rings: \(losses.ringsGivenBackForSwitches) times a thread gave back its context-switch ring for more than \(RingKeeping.maximumSwitchesPerSecond) switches in or out a second "
+                + "(a ring costs its thread about 2 us at each); each was then counted by looks through /proc for \(RingKeeping.refusalNanoseconds / 1_000_000_000) s, as where perf_event_open is refused")
+        }
         if losses.descriptorRefusals > 0 {
             lines.append("descriptors: \(losses.descriptorRefusals) times a thread got no counter: the counters take at most a sixteenth of the file descriptor limit (ulimit -n; see engine:), or the process had reached that limit; those threads were not sampled until one was free")
         }

@@ -15,6 +15,7 @@ struct LossCounters: Sendable {
     var preemptionsAtNearestSample: Int
     var subsampledTicks: Int
     var subsampleLooksPerSecond: Int
+    var ringsGivenBackForSwitches: Int
 
     /// The losses of `counts` from `start` to these counters.
     func losses(of counts: StackAggregator, since start: LossCounters) -> Profile.Losses {
@@ -31,6 +32,7 @@ struct LossCounters: Sendable {
                        preemptionsAtNearestSample: preemptionsAtNearestSample - start.preemptionsAtNearestSample,
                        subsampledTicks: subsampledTicks - start.subsampledTicks,
                        subsampleLooksPerSecond: subsampledTicks > start.subsampledTicks ? subsampleLooksPerSecond : 0,
+                       ringsGivenBackForSwitches: ringsGivenBackForSwitches - start.ringsGivenBackForSwitches,
                        framePointerSamples: counts.framePointerSamples)
     }
 

@@ -28,6 +28,9 @@ protocol SamplerSchedule: AnyObject {
     /// (`LookSubsample`), and the looks a second such a subsample makes (0: none is made).
     var subsampledTicks: Int { get }
     var subsampleLooksPerSecond: Int { get }
+    /// Context-switch rings given back because their threads switched too often
+    /// (`Profile.Losses.ringsGivenBackForSwitches`).
+    var ringsGivenBackForSwitches: Int { get }
     /// A sample drained from the engine's buffer: returns the ticks it also stands for.
     func arrived(_ sample: Sample) -> Int
     /// Hands a sample drained from the engine's buffer to `routing` (by default taken at once,
@@ -69,6 +72,7 @@ extension SamplerSchedule {
     var watchesNewThreads: Bool { false }
     var subsampledTicks: Int { 0 }
     var subsampleLooksPerSecond: Int { 0 }
+    var ringsGivenBackForSwitches: Int { 0 }
     func threadsEnded(_ notes: [ss_ended_thread]) {}
     func threadEnding(_ tid: Int32, routing: inout SampleRouting) {}
     func finishing(routing: inout SampleRouting) {}

@@ -207,12 +207,14 @@ final class SamplerThread: @unchecked Sendable {
                      earlyOverflows: ss_engine_early_overflows(), unwalkedSignals: ss_wall_signals_unwalked(),
                      missedTicks: schedule.missedTicks, skippedTicks: schedule.lostTicks,
                      preemptionsAtCopy: schedule.preemptionCounts.atCopy, preemptionsAtNearestSample: schedule.preemptionCounts.atNearestSample,
-                     subsampledTicks: schedule.subsampledTicks, subsampleLooksPerSecond: schedule.subsampleLooksPerSecond)
+                     subsampledTicks: schedule.subsampledTicks, subsampleLooksPerSecond: schedule.subsampleLooksPerSecond,
+                     ringsGivenBackForSwitches: schedule.ringsGivenBackForSwitches)
     }
 
     private static let zeroCounters = SessionCounters(
         losses: LossCounters(dropped: 0, foreignSignals: 0, countedEvents: 0, descriptorRefusals: 0, earlyOverflows: 0, unwalkedSignals: 0, missedTicks: 0,
-                             skippedTicks: [:], preemptionsAtCopy: 0, preemptionsAtNearestSample: 0, subsampledTicks: 0, subsampleLooksPerSecond: 0),
+                             skippedTicks: [:], preemptionsAtCopy: 0, preemptionsAtNearestSample: 0, subsampledTicks: 0, subsampleLooksPerSecond: 0,
+                             ringsGivenBackForSwitches: 0),
         handlerTiming: .zero, asyncStacks: Profile.AsyncStacks(), samplerCPU: 0)
 
     /// The profiler's own threads, never attached.

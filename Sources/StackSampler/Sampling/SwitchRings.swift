@@ -51,6 +51,7 @@ final class SwitchRings {
         swap(&records, &thread.backlog)
         probes.readSwitches(ring, into: &records)
         if let last = records.last { thread.place = WallThread.Place(last) }
+        thread.switchesInSpan += records.count
         return records
     }
 

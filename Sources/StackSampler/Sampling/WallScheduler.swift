@@ -73,6 +73,8 @@ final class WallScheduler: SamplerSchedule {
     /// Ticks of threads without a ring that no wake drew, counted with the stack of their thread's
     /// last look (before its first, of that look).
     var subsampledTicks = 0
+    /// Rings given back because their threads switched too often (`RingKeeping`).
+    private(set) var ringsGivenBackForSwitches = 0
     /// Looks a second at threads without a ring when they are too many to look at each at every tick.
     var subsampleLooksPerSecond: Int { Int(LookSubsample.looksPerSecond) }
     /// The attached threads at the last wake, split by whether they have a ring: the same threads
@@ -219,6 +221,7 @@ final class WallScheduler: SamplerSchedule {
         let (withRing, withoutRing) = (split.withRing, split.withoutRing)
         for thread in withRing {
             countTicks(of: thread, at: now, due: due, late: late, end: nil, doubt: &doubt, routing: &routing)
+            giveBackRingIfSwitchingOften(thread, at: now, routing: &routing)
         }
         if ringKeeping.spanEnds(at: now) { keepRings(of: withRing, routing: &routing) }
         // Those without a ring, a look each at every tick (so a wake each tick); a random
@@ -416,7 +419,7 @@ final class WallScheduler: SamplerSchedule {
     /// ended), else a sleeper's (`RingLending`), which gets a ring back if the runner's cannot be
     /// opened. One search per wake.
     func lendRing(to runner: WallThread, at now: UInt64, routing: inout SampleRouting) {
-        guard lending.maySeek(at: now, rings: rings) else { return }
+        guard now >= runner.noRingBefore, lending.maySeek(at: now, rings: rings) else { return }
         var lender: WallThread?
         if rings.full {
             guard let sleeper = lending.lender(among: threads.values, at: now, rings: rings) else { return }
@@ -432,6 +435,18 @@ final class WallScheduler: SamplerSchedule {
     /// Whether there are more threads without a ring than are looked at at every tick.
     var subsampling: Bool { split.withoutRing.count > LookSubsample.exactThreads }
 
+    /// Right after this wake took in its switches: a thread whose ring brought too many in this
+    /// span (`RingKeeping`) gives it back, whatever its state (what the ring brought after this
+    /// wake's read is lost with it: its ticks from the next wake on are its looks'), and gets none
+    /// for a while. Checked at every wake, so that a thread switching thousands of times a second
+    /// pays for its ring some milliseconds, not the span's second.
+    private func giveBackRingIfSwitchingOften(_ thread: WallThread, at now: UInt64, routing: inout SampleRouting) {
+        guard thread.ring != nil, RingKeeping.switchesTooOften(thread.switchesInSpan) else { return }
+        thread.noRingBefore = now &+ RingKeeping.refusalNanoseconds
+        ringsGivenBackForSwitches += 1
+        takeRing(of: thread, routing: &routing)
+    }
+
     /// At the end of a span (`RingKeeping`), while the threads are subsampled: the threads of
     /// `withRing` that walked more sleeps than they ran give their rings back, where their rings
     /// can be closed now (asleep in a sleep walked, nothing unread or waiting: else at the next
@@ -439,7 +454,7 @@ final class WallScheduler: SamplerSchedule {
     private func keepRings(of withRing: [WallThread], routing: inout SampleRouting) {
         let subsampling = subsampling
         for thread in withRing {
-            defer { (thread.ticksRunningInSpan, thread.sleepsWalkedInSpan) = (0, 0) }
+            defer { (thread.ticksRunningInSpan, thread.sleepsWalkedInSpan, thread.switchesInSpan) = (0, 0, 0) }
             guard subsampling, thread.ring != nil,
                   RingKeeping.givesBack(ticksRunning: thread.ticksRunningInSpan, sleepsWalked: thread.sleepsWalkedInSpan),
                   RingLending.closable(thread, rings: rings) else { continue }
@@ -456,6 +471,8 @@ final class WallScheduler: SamplerSchedule {
         rings.close(ring)
         preemptions.forget(sleeper.tid)
         sleeper.ring = nil
+        sleeper.backlog = []
+        sleeper.switchesInSpan = 0 // counted afresh if it gets a ring again
         sleeper.place = .unknown
         splitStale = true
     }

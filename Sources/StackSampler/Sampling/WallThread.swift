@@ -69,6 +69,10 @@ final class WallThread {
     /// the walks of its sleeps.
     var ticksRunningInSpan = 0
     var sleepsWalkedInSpan = 0
+    /// With a ring, in this span of `RingKeeping`: the switch records taken from it.
+    var switchesInSpan = 0
+    /// Before this time it gets no ring: it gave one back for switching too often (`RingKeeping`).
+    var noRingBefore: UInt64 = 0
     /// Its `/proc/self/task/TID/syscall`, held open from its second look on
     /// (`ss_thread_blocked_position_held`), closed as it is forgotten (`threadEnded`).
     var heldFile = Int32(SS_HELD_FILE_NONE)

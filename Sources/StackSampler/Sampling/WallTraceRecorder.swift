@@ -184,6 +184,7 @@ final class RecordingWallSchedule: SamplerSchedule {
     var preemptionCounts: (atCopy: Int, atNearestSample: Int) { base.preemptionCounts }
     var subsampledTicks: Int { base.subsampledTicks }
     var subsampleLooksPerSecond: Int { base.subsampleLooksPerSecond }
+    var ringsGivenBackForSwitches: Int { base.ringsGivenBackForSwitches }
     var watchesNewThreads: Bool { base.watchesNewThreads }
 
     func arrived(_ sample: Sample) -> Int { base.arrived(sample) }
