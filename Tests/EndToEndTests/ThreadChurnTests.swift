@@ -61,11 +61,23 @@ extension EndToEnd {
         /// threads of 100 µs doubles the expected count (about 225), so that ±25 % is about four
         /// standard deviations of the Poisson noise and the test does not fail by chance (±10 %
         /// would need ten times the threads: see the perf engine's test at 1 ms below).
-        @Test("10,000 threads of 200 µs get churn_fn samples within 25 % of their CPU / period (cpu, 10 ms)",
+        ///
+        /// The perf engine's counters count user space only, and churn_fn's CPU clock also holds
+        /// what the kernel did on its threads meanwhile (interrupts, faults), which varies with the
+        /// machine: run by hand, churn_fn's samples against its CPU / period were 0.90-1.02 in 9 of 10
+        /// runs and 0.58 in one, for the build before the wall-mode change of 2026-12-08 as for the
+        /// one after (`churn 10000 0 200`, cpu 10 ms, perf engine); CI failed once at 0.747. So for
+        /// that engine the tight bound is the upper one, as in the test at 1 ms below, and the lower
+        /// one says the samples are there.
+        @Test("10,000 threads of 200 µs get churn_fn samples within 25 % of their CPU / period (cpu, 10 ms; perf engine: no more than 25 % over)",
               arguments: ["timer", "perf"])
         func shortThreadsAreCounted(engine: String) throws {
             let share = try Self.churnShare(threads: 10_000, microseconds: 200, periodMilliseconds: 10, engine: engine)
-            #expect(abs(share.ratio - 1) <= 0.25, "\(share.detail)")
+            if engine == "perf" {
+                #expect(share.ratio <= 1.25 && share.ratio >= 0.4, "\(share.detail)")
+            } else {
+                #expect(abs(share.ratio - 1) <= 0.25, "\(share.detail)")
+            }
         }
 
         /// Runs churn (`threads` threads of `microseconds` of CPU each) at a period of
